@@ -1,0 +1,59 @@
+import { z } from "zod";
+
+/** The `icode workflow validate` stages, in the order they run. */
+export const STAGES = ["resolve", "read", "metadata", "environment", "load", "graph", "bindings"] as const;
+export const StageSchema = z.enum(STAGES);
+export type Stage = z.infer<typeof StageSchema>;
+
+export const SeveritySchema = z.enum(["error", "warning"]);
+export type Severity = z.infer<typeof SeveritySchema>;
+
+export const DiagnosticNoteSchema = z.object({
+  message: z.string(),
+  file: z.string().nullable(),
+  line: z.number().int().min(1).nullable(),
+});
+export type DiagnosticNote = z.infer<typeof DiagnosticNoteSchema>;
+
+/**
+ * One problem found while checking a workflow: data, never thrown. The shape is the spec's `diagnostics[]`
+ * item of the validate JSON report; `code` is a string here because each package owns its closed list of
+ * codes (`METADATA_CODES`, `DISCOVERY_CODES`, …) and the engine unites them.
+ */
+export const DiagnosticSchema = z.object({
+  severity: SeveritySchema,
+  code: z.string(),
+  stage: StageSchema,
+  message: z.string(),
+  file: z.string().nullable(),
+  line: z.number().int().min(1).nullable(),
+  column: z.number().int().min(1).nullable(),
+  end_line: z.number().int().min(1).nullable(),
+  end_column: z.number().int().min(1).nullable(),
+  node: z.string().nullable(),
+  source_line: z.string().nullable(),
+  notes: z.array(DiagnosticNoteSchema),
+  hint: z.string().nullable(),
+  traceback: z.string().nullable(),
+});
+export type Diagnostic = z.infer<typeof DiagnosticSchema>;
+
+/** Builds a diagnostic with every optional field `null`, so callers name only what they know. */
+export function diagnostic(
+  fields: Pick<Diagnostic, "code" | "stage" | "message"> & Partial<Omit<Diagnostic, "code" | "stage" | "message">>,
+): Diagnostic {
+  return {
+    severity: "error",
+    file: null,
+    line: null,
+    column: null,
+    end_line: null,
+    end_column: null,
+    node: null,
+    source_line: null,
+    notes: [],
+    hint: null,
+    traceback: null,
+    ...fields,
+  };
+}

@@ -1,0 +1,23 @@
+/**
+ * @module @icode/workflow-errors
+ * The two kinds of failure shared by the iCode workflow packages: diagnostics (data with codes, returned)
+ * and `WorkflowError` (a failed operation, thrown).
+ *
+ * @example
+ * import { diagnostic } from "@icode/workflow-errors";
+ * diagnostic({ code: "path_not_found", stage: "resolve", message: "nothing exists at ./x.py" });
+ * // → { severity: "error", code: "path_not_found", stage: "resolve", file: null, line: null, … }
+ */
+export {
+  type Diagnostic,
+  type DiagnosticNote,
+  DiagnosticNoteSchema,
+  DiagnosticSchema,
+  diagnostic,
+  type Severity,
+  SeveritySchema,
+  STAGES,
+  type Stage,
+  StageSchema,
+} from "./diagnostic";
+export { isWorkflowError, WorkflowError } from "./error";

@@ -1,0 +1,16 @@
+import { defineConfig } from "vitest/config";
+
+/**
+ * Shared vitest settings. The "source" export condition makes workspace packages resolve to their
+ * TypeScript sources, so unit tests need no build; `*.int.test.ts` files spawn the built CLI.
+ */
+export default defineConfig({
+  resolve: { conditions: ["source"] },
+  ssr: { resolve: { conditions: ["source"], externalConditions: ["source"] } },
+  test: {
+    include: ["src/**/*.test.ts", "test/**/*.test.ts"],
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+    pool: "forks",
+  },
+});
