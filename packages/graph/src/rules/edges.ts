@@ -1,0 +1,94 @@
+import type { Diagnostic } from "@icode/workflow-errors";
+import { type Edge, edgeKey } from "../schema";
+import type { GraphIndex } from "../topology";
+import { type GraphRule, q, ruleError } from "./rule";
+
+/** `self_edge`: an edge (or switch branch) from a node to itself. */
+export const selfEdge: GraphRule<"self_edge"> = {
+  id: "self_edge",
+  phase: 2,
+  check(definition) {
+    const found: Diagnostic[] = [];
+    for (const edge of definition.edges) {
+      if (edge.source !== edge.target) continue;
+      found.push(
+        ruleError("self_edge", definition, {
+          message: `the node ${q(edge.source)} is connected to itself`,
+          node: edgeKey(edge),
+          site: edge.site,
+          hint: "To repeat a node, wrap it in wf.loop() and give the loop a stop condition.",
+        }),
+      );
+    }
+    return found;
+  },
+};
+
+/**
+ * `duplicate_edge`: a second edge with the same source and destination (edge, chain, switch or join).
+ * A join that lists a source twice is `join_sources`' to report, not this rule's.
+ */
+export const duplicateEdge: GraphRule<"duplicate_edge"> = {
+  id: "duplicate_edge",
+  phase: 2,
+  check(definition, index) {
+    const found: Diagnostic[] = [];
+    const seen = new Set<string>();
+    for (const edge of definition.edges) {
+      const key = edgeKey(edge);
+      if (!seen.has(key)) {
+        seen.add(key);
+        continue;
+      }
+      if (listedTwice(index, edge)) continue;
+      found.push(
+        ruleError("duplicate_edge", definition, {
+          message: `the edge ${q(key)} is declared more than once`,
+          node: key,
+          site: edge.site,
+          hint: "Connect two nodes once. To pass a value under several conditions, combine them in one `when` function.",
+        }),
+      );
+    }
+    return found;
+  },
+};
+
+/** `cross_scope_edge`: an edge whose scope differs from the scope of either end. */
+export const crossScopeEdge: GraphRule<"cross_scope_edge"> = {
+  id: "cross_scope_edge",
+  phase: 2,
+  check(definition, index) {
+    const found: Diagnostic[] = [];
+    for (const edge of definition.edges) {
+      const source = index.nodes.get(edge.source);
+      const target = index.nodes.get(edge.target);
+      if (source === undefined || target === undefined) continue;
+      if (source.scope === edge.scope && target.scope === edge.scope) continue;
+      found.push(
+        ruleError("cross_scope_edge", definition, {
+          message:
+            source.scope === target.scope
+              ? `the edge ${q(edgeKey(edge))} joins two nodes ${where(source.scope)} but was declared ${where(edge.scope)}`
+              : `the edge ${q(edgeKey(edge))} connects ${q(source.id)} (${where(source.scope)}) to ${q(target.id)} (${where(target.scope)})`,
+          node: edgeKey(edge),
+          site: edge.site,
+          hint:
+            "Edges stay inside one scope: connect top-level nodes with wf, and body nodes with the scope the loop " +
+            "body receives. Values enter a body through its entry and leave through its exit.",
+        }),
+      );
+    }
+    return found;
+  },
+};
+
+function where(scope: string | null): string {
+  return scope === null ? "at the top level" : `in the body of loop ${q(scope)}`;
+}
+
+function listedTwice(index: GraphIndex, edge: Edge): boolean {
+  const join = index.nodes.get(edge.target);
+  if (join?.kind !== "join") return false;
+  return join.sources.indexOf(edge.source) !== join.sources.lastIndexOf(edge.source);
+}
