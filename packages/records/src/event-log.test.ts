@@ -1,0 +1,89 @@
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { EventLog, readEventLog } from "./event-log";
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), "log-"));
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+const ev = (seq: number) => ({ type: "workflow_run_paused", run_id: "r", seq, ts: 1000 + seq });
+
+describe("EventLog", () => {
+  it("appends one canonical line per event and refuses an existing file on create", () => {
+    const path = join(dir, "events.jsonl");
+    const log = EventLog.create(path);
+    log.append({ ts: 1, type: "workflow_run_paused", seq: 0, run_id: "r" });
+    log.close();
+    expect(readFileSync(path, "utf8")).toBe('{"run_id":"r","seq":0,"ts":1,"type":"workflow_run_paused"}\n');
+    expect(() => EventLog.create(path)).toThrow(expect.objectContaining({ code: "storage_failed" }));
+  });
+
+  it("skips torn last lines and invalid lines with warnings, keeping the rest in order", () => {
+    const path = join(dir, "events.jsonl");
+    writeFileSync(
+      path,
+      [
+        JSON.stringify(ev(0)),
+        "garbage",
+        JSON.stringify({ type: "no_such_event", run_id: "r", seq: 2, ts: 0 }),
+        JSON.stringify(ev(3)),
+      ].join("\n") +
+        "\n" +
+        JSON.stringify(ev(4)).slice(0, 10),
+    );
+    const { events, warnings } = readEventLog(path);
+    expect(events.map((e) => e.seq)).toEqual([0, 3]);
+    expect(warnings.map((w) => w.line)).toEqual([2, 3, 5]);
+    expect(warnings[2]?.message).toMatch(/last line is incomplete/);
+  });
+
+  it("accepts a complete last event that only lacks its newline", () => {
+    const path = join(dir, "events.jsonl");
+    writeFileSync(path, `${JSON.stringify(ev(0))}\n${JSON.stringify(ev(1))}`);
+    expect(readEventLog(path).events.map((e) => e.seq)).toEqual([0, 1]);
+    // Reopening starts the next event on a line of its own.
+    const log = EventLog.open(path);
+    log.append(ev(2));
+    log.close();
+    expect(readEventLog(path)).toMatchObject({ warnings: [] });
+    expect(readEventLog(path).events.map((e) => e.seq)).toEqual([0, 1, 2]);
+  });
+
+  it("reopens after a torn line so that the fragment stays alone on its line", () => {
+    const path = join(dir, "events.jsonl");
+    writeFileSync(path, `${JSON.stringify(ev(0))}\n`);
+    appendFileSync(path, '{"type":"workf');
+    const log = EventLog.open(path);
+    log.append(ev(1));
+    log.close();
+    const { events, warnings } = readEventLog(path);
+    expect(events.map((e) => e.seq)).toEqual([0, 1]);
+    expect(warnings.map((w) => w.line)).toEqual([2]);
+  });
+
+  it.skipIf(process.platform !== "linux")(
+    "reports a full disk (/dev/full) as storage_failed, repeatedly, without crashing",
+    () => {
+      const log = EventLog.open("/dev/full");
+      for (let i = 0; i < 2; i++) {
+        expect(() => log.append(ev(i))).toThrow(expect.objectContaining({ code: "storage_failed" }));
+        expect(() => log.append(ev(i))).toThrow(/ENOSPC/);
+      }
+      // Closing syncs; a device that cannot sync reports storage_failed too, never anything else.
+      try {
+        log.close();
+      } catch (error) {
+        expect(error).toMatchObject({ code: "storage_failed" });
+      }
+      expect(log.closed).toBe(true);
+    },
+  );
+
+  it("reads a missing log as empty", () => {
+    expect(readEventLog(join(dir, "none.jsonl"))).toEqual({ events: [], raw: [], warnings: [] });
+  });
+});

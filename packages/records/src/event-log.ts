@@ -1,0 +1,199 @@
+import {
+  closeSync,
+  fstatSync,
+  fsyncSync,
+  ftruncateSync,
+  openSync,
+  readFileSync,
+  readSync,
+  writeSync,
+} from "node:fs";
+import { canonicalJson } from "./canonical-json";
+import { describeCause, recordsError, storageFailed } from "./codes";
+import { type EngineEvent, EngineEventSchema } from "./engine-events";
+
+/**
+ * `events.jsonl`, written: one canonical JSON event per line, appended with one `write` per line on a file
+ * opened for appending, so lines land in order and a crash can tear at most the last one. When a write
+ * fails part-way, the file is cut back to its last whole line (or, if even that fails, the next line starts
+ * on a fresh line), so earlier events stay readable.
+ */
+export class EventLog {
+  readonly path: string;
+  #fd: number | null;
+  /** Bytes known to end with a whole line. */
+  #size: number;
+  /** A failed write may have left a partial line that could not be cut off. */
+  #torn = false;
+
+  private constructor(path: string, fd: number, size: number, torn: boolean) {
+    this.path = path;
+    this.#fd = fd;
+    this.#size = size;
+    this.#torn = torn;
+  }
+
+  /** Creates a new, empty log; fails if the file exists. */
+  static create(path: string): EventLog {
+    try {
+      return new EventLog(path, openSync(path, "ax", 0o644), 0, false);
+    } catch (cause) {
+      throw storageFailed("the event log", path, cause);
+    }
+  }
+
+  /** Opens an existing log (or creates it) to append more events, e.g. a recovered run's end. */
+  static open(path: string): EventLog {
+    let fd: number;
+    try {
+      fd = openSync(path, "a", 0o644);
+    } catch (cause) {
+      throw storageFailed("the event log", path, cause);
+    }
+    try {
+      const size = fstatSync(fd).size;
+      return new EventLog(path, fd, size, size > 0 && !endsWithNewline(path, size));
+    } catch (cause) {
+      closeSync(fd);
+      throw storageFailed("the event log", path, cause);
+    }
+  }
+
+  get closed(): boolean {
+    return this.#fd === null;
+  }
+
+  /** Appends one line of canonical JSON. Throws `storage_failed`; the log stays usable afterwards. */
+  append(value: unknown): void {
+    const fd = this.#fd;
+    if (fd === null) {
+      throw recordsError("storage_failed", `Cannot append to ${this.path}: the event log is closed.`);
+    }
+    let line: string;
+    try {
+      line = canonicalJson(value);
+    } catch (cause) {
+      throw storageFailed("an event", this.path, cause);
+    }
+    const bytes = Buffer.from(this.#torn ? `\n${line}\n` : `${line}\n`, "utf8");
+    let written = 0;
+    try {
+      while (written < bytes.length) written += writeSync(fd, bytes, written, bytes.length - written);
+    } catch (cause) {
+      if (written > 0) this.#cutBack(fd);
+      throw storageFailed("an event", this.path, cause);
+    }
+    this.#size += bytes.length;
+    this.#torn = false;
+  }
+
+  /** Forces written events to disk. */
+  sync(): void {
+    if (this.#fd === null) return;
+    try {
+      fsyncSync(this.#fd);
+    } catch (cause) {
+      throw storageFailed("the event log", this.path, cause);
+    }
+  }
+
+  /** Syncs and closes; idempotent. A failed sync still closes, then throws. */
+  close(): void {
+    const fd = this.#fd;
+    if (fd === null) return;
+    this.#fd = null;
+    let failure: unknown = null;
+    try {
+      fsyncSync(fd);
+    } catch (cause) {
+      failure = cause;
+    }
+    try {
+      closeSync(fd);
+    } catch {}
+    if (failure !== null) throw storageFailed("the event log", this.path, failure);
+  }
+
+  #cutBack(fd: number): void {
+    try {
+      ftruncateSync(fd, this.#size);
+    } catch {
+      this.#torn = true;
+    }
+  }
+}
+
+function endsWithNewline(path: string, size: number): boolean {
+  const fd = openSync(path, "r");
+  try {
+    const last = Buffer.alloc(1);
+    readSync(fd, last, 0, 1, size - 1);
+    return last[0] === 0x0a;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** One problem met while reading a log: the line is skipped. */
+export interface EventLogWarning {
+  line: number;
+  message: string;
+}
+
+export interface ReadEventsResult {
+  /** Events in file order (the order they were written). */
+  events: EngineEvent[];
+  /** The same events as written, before schema parsing (keeps fields a newer engine may add). */
+  raw: Record<string, unknown>[];
+  warnings: EventLogWarning[];
+}
+
+/**
+ * Reads `events.jsonl` line by line. A torn last line (a crash mid-write) and any line that is not a valid
+ * event are skipped with a warning; everything else is returned. A missing file reads as empty.
+ */
+export function readEventLog(path: string): ReadEventsResult {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (cause) {
+    if ((cause as NodeJS.ErrnoException).code === "ENOENT") return { events: [], raw: [], warnings: [] };
+    throw recordsError("record_invalid", `Could not read the event log ${path}: ${describeCause(cause)}.`, {
+      cause,
+    });
+  }
+  const lines = text.split("\n");
+  const last = lines.length - 1;
+  const events: EngineEvent[] = [];
+  const raw: Record<string, unknown>[] = [];
+  const warnings: EventLogWarning[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!;
+    if (line === "") continue;
+    const unterminated = i === last;
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch {
+      warnings.push({
+        line: i + 1,
+        message: unterminated
+          ? `${path}:${i + 1}: the last line is incomplete (the writer stopped mid-line); skipped.`
+          : `${path}:${i + 1}: not valid JSON; skipped.`,
+      });
+      continue;
+    }
+    const parsed = EngineEventSchema.safeParse(value);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      warnings.push({
+        line: i + 1,
+        message: `${path}:${i + 1}: not a known event (${issue?.path.join(".") || "type"}: ${issue?.message}); skipped.`,
+      });
+      continue;
+    }
+    events.push(parsed.data);
+    raw.push(value as Record<string, unknown>);
+  }
+  return { events, raw, warnings };
+}

@@ -1,0 +1,211 @@
+import { mkdirSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { type Definition, DefinitionSchema } from "@icode/workflow-graph";
+import { z } from "zod";
+import { writeJsonAtomic } from "./atomic";
+import { recordsError, storageFailed } from "./codes";
+import { type NodeDiagnostics, readNodeDiagnostics } from "./diagnostics";
+import {
+  type EngineEvent,
+  type RunOutput,
+  RunOutputSchema,
+  type WorkflowValue,
+  WorkflowValueSchema,
+} from "./engine-events";
+import { readEventLog } from "./event-log";
+import { isRunId, newRunId, RunIdSchema, SessionIdSchema } from "./ids";
+import { readJsonFile } from "./json-file";
+import { FILES, runDir, sessionDir } from "./layout";
+import { processStartMarker } from "./process-marker";
+import { FsRunRecorder } from "./recorder";
+import { loadSession, saveSession } from "./session";
+import { type SourceSnapshot, writeSourceSnapshot } from "./snapshot";
+
+export const RUN_FORMAT = 1 as const;
+
+/** `run.json`: who started the run, when, and which process ran it (for orphan detection). */
+export const RunHeaderSchema = z.object({
+  format: z.literal(RUN_FORMAT),
+  run_id: RunIdSchema,
+  session_id: SessionIdSchema,
+  workflow_id: z.string(),
+  /** ISO 8601 UTC. */
+  started_at: z.string(),
+  pid: z.number().int().min(1),
+  /** `processStartMarker(pid)` when the run started; `null` where it cannot be read (not Linux). */
+  process_start: z.string().nullable(),
+  engine_version: z.string(),
+});
+export type RunHeader = z.infer<typeof RunHeaderSchema>;
+
+/**
+ * `output.json`: output that belongs to no node attempt (the run JSON's `diagnostics` object). `load` is
+ * what loading the workflow printed; `native` the last 64 KiB of fd-level writes and child-process output,
+ * with the bytes dropped before it counted (clarification 17). `error` when collecting them failed.
+ */
+export const RunDiagnosticsSchema = z.object({
+  load: z.object({ text: z.string(), truncated: z.boolean() }).optional(),
+  native: z.object({ text: z.string(), dropped_bytes: z.number().int().min(0) }).optional(),
+  error: z.string().optional(),
+});
+export type RunDiagnostics = z.infer<typeof RunDiagnosticsSchema>;
+
+export const RunOutputsSchema = z.array(RunOutputSchema);
+
+/** The resolved execution environment (interpreter, versions, fingerprint…), kept as given. */
+export const EnvironmentRecordSchema = z.record(z.string(), z.json());
+export type EnvironmentRecord = z.infer<typeof EnvironmentRecordSchema>;
+
+export interface RunInit {
+  /** The ID the scheduler stamps on events; a new one when left out. 32 lowercase hex characters. */
+  readonly run_id?: string;
+  readonly definition: Definition;
+  readonly environment: EnvironmentRecord;
+  readonly input: WorkflowValue;
+  readonly source: SourceSnapshot;
+  readonly engine_version: string;
+  /** The process that runs the workflow; this process when left out. */
+  readonly pid?: number;
+}
+
+/**
+ * Creates `<session>/workflows/<run_id>/` with its header, definition, environment, input and source
+ * snapshot, an empty `events.jsonl`, adds the run to the session, and returns the recorder that appends
+ * events. Throws `storage_failed` when anything cannot be written (nothing is added to the session then).
+ */
+export function createRun(chrysHome: string, sessionId: string, init: RunInit): FsRunRecorder {
+  const session = loadSession(chrysHome, sessionId);
+  const runId = init.run_id ?? newRunId();
+  if (!isRunId(runId)) {
+    throw recordsError("invalid_id", `"${runId}" is not a run ID: expected 32 lowercase hex characters.`);
+  }
+  const sessionPath = sessionDir(chrysHome, sessionId);
+  const dir = runDir(sessionPath, runId);
+  try {
+    mkdirSync(join(sessionPath, FILES.runs), { recursive: true });
+  } catch (cause) {
+    throw storageFailed("the runs folder", join(sessionPath, FILES.runs), cause);
+  }
+  try {
+    mkdirSync(dir);
+  } catch (cause) {
+    if ((cause as NodeJS.ErrnoException).code === "EEXIST") {
+      throw recordsError("run_exists", `Run ${runId} already exists in session ${sessionId} (${dir}).`, {
+        hint: "Every run needs a new run ID.",
+      });
+    }
+    throw storageFailed("the run folder", dir, cause);
+  }
+  const pid = init.pid ?? process.pid;
+  const header: RunHeader = {
+    format: RUN_FORMAT,
+    run_id: runId,
+    session_id: sessionId,
+    workflow_id: session.workflow_id,
+    started_at: new Date().toISOString(),
+    pid,
+    process_start: processStartMarker(pid),
+    engine_version: init.engine_version,
+  };
+  writeJsonAtomic(join(dir, FILES.header), header, "the run header");
+  writeJsonAtomic(join(dir, FILES.definition), init.definition, "the graph definition");
+  writeJsonAtomic(join(dir, FILES.environment), init.environment, "the resolved environment");
+  writeJsonAtomic(join(dir, FILES.input), init.input, "the run input");
+  writeSourceSnapshot(join(dir, FILES.source), init.source);
+  const recorder = FsRunRecorder.create(dir, header);
+  try {
+    saveSession(chrysHome, { ...session, runs: [...session.runs.filter((id) => id !== runId), runId] });
+  } catch (error) {
+    recorder.close();
+    throw error;
+  }
+  return recorder;
+}
+
+/**
+ * The session's run IDs in start order: those listed in `session.json`, then any run folder it does not
+ * list (a crash between creating the folder and updating the session), by start time.
+ */
+export function listRuns(chrysHome: string, sessionId: string): string[] {
+  const session = loadSession(chrysHome, sessionId);
+  const folder = join(sessionDir(chrysHome, sessionId), FILES.runs);
+  let names: string[] = [];
+  try {
+    names = readdirSync(folder).filter(isRunId);
+  } catch (cause) {
+    if ((cause as NodeJS.ErrnoException).code !== "ENOENT") throw cause;
+  }
+  const present = new Set(names);
+  const listed = session.runs.filter((id) => present.has(id));
+  const known = new Set(listed);
+  const extra = names
+    .filter((id) => !known.has(id))
+    .map((id) => ({ id, at: readRunHeaderOrNull(join(folder, id))?.started_at ?? "" }))
+    .sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : a.id < b.id ? -1 : 1))
+    .map((entry) => entry.id);
+  return [...listed, ...extra];
+}
+
+function readRunHeaderOrNull(dir: string): RunHeader | null {
+  try {
+    return readJsonFile(join(dir, FILES.header), RunHeaderSchema, "the run header");
+  } catch {
+    return null;
+  }
+}
+
+/** Everything a run directory holds, read back. Viewing a record never runs workflow code. */
+export interface RunRecord {
+  dir: string;
+  header: RunHeader;
+  definition: Definition;
+  environment: EnvironmentRecord;
+  input: WorkflowValue;
+  /** `null` until the run is finished. */
+  outputs: RunOutput[] | null;
+  /** `output.json`, or `null` until the run is finished. */
+  output: RunDiagnostics | null;
+  events: EngineEvent[];
+  /** The run's end event, or `null` while running, or when the process died (see `recoverOrphans`). */
+  end: Extract<EngineEvent, { type: "workflow_run_end" }> | null;
+  diagnostics: NodeDiagnostics[];
+  /** Lines of `events.jsonl` that were skipped (a torn last line, …). */
+  warnings: string[];
+}
+
+export function readRunDir(dir: string): RunRecord {
+  const header = readJsonFile(join(dir, FILES.header), RunHeaderSchema, "the run header", { optional: true });
+  if (header === null) {
+    throw recordsError("run_not_found", `No run record in ${dir} (no ${FILES.header}).`);
+  }
+  const log = readEventLog(join(dir, FILES.events));
+  let end: RunRecord["end"] = null;
+  for (const event of log.events) if (event.type === "workflow_run_end") end = event;
+  return {
+    dir,
+    header,
+    definition: readJsonFile(join(dir, FILES.definition), DefinitionSchema, "the graph definition"),
+    environment: readJsonFile(
+      join(dir, FILES.environment),
+      EnvironmentRecordSchema,
+      "the resolved environment",
+    ),
+    input: readJsonFile(join(dir, FILES.input), WorkflowValueSchema, "the run input"),
+    outputs: readJsonFile(join(dir, FILES.outputs), RunOutputsSchema, "the final outputs", {
+      optional: true,
+    }),
+    output: readJsonFile(join(dir, FILES.output), RunDiagnosticsSchema, "the run output", { optional: true }),
+    events: log.events,
+    end,
+    diagnostics: readNodeDiagnostics(dir),
+    warnings: log.warnings.map((w) => w.message),
+  };
+}
+
+export function readRun(chrysHome: string, sessionId: string, runId: string): RunRecord {
+  if (!isRunId(runId)) {
+    throw recordsError("invalid_id", `"${runId}" is not a run ID: expected 32 lowercase hex characters.`);
+  }
+  loadSession(chrysHome, sessionId);
+  return readRunDir(runDir(sessionDir(chrysHome, sessionId), runId));
+}

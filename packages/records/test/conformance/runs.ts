@@ -1,0 +1,141 @@
+import { describe, expect, it } from "vitest";
+import { RunIdSchema } from "../../src/index";
+import { DEFINITION, QUESTION_LENGTH, runInit, scriptedEvents, sessionInit } from "./fixtures";
+import { errorCode, useFixture } from "./harness";
+import type { StoreFixture } from "./index";
+
+const OUTPUT = { load: { text: "loaded\n", truncated: false }, native: { text: "", dropped_bytes: 0 } };
+
+export function runConformance(name: string, init: () => Promise<StoreFixture>): void {
+  describe(`${name}: runs`, () => {
+    const fx = useFixture(init);
+
+    it("creates a run with a 32-hex ID and records it in the session", async () => {
+      const { store, workspace } = fx();
+      const session = await store.createSession(sessionInit(workspace));
+      const recorder = await store.createRun(session.session_id, runInit());
+      recorder.close();
+      expect(RunIdSchema.safeParse(recorder.runId).success).toBe(true);
+      expect(recorder.sessionId).toBe(session.session_id);
+      expect((await store.loadSession(session.session_id)).runs).toEqual([recorder.runId]);
+      expect(await store.listRuns(session.session_id)).toEqual([recorder.runId]);
+    });
+
+    it("keeps the header, definition, environment and input, and lists runs in start order", async () => {
+      const { store, workspace } = fx();
+      const session = await store.createSession(sessionInit(workspace));
+      const ids = ["0".repeat(31) + "f", "a".repeat(32), "1".repeat(32)];
+      for (const run_id of ids) (await store.createRun(session.session_id, runInit({ run_id }))).close();
+      expect(await store.listRuns(session.session_id)).toEqual(ids);
+      const record = await store.readRun(session.session_id, ids[1]!);
+      expect(record.header).toMatchObject({
+        run_id: ids[1],
+        session_id: session.session_id,
+        workflow_id: "demo",
+        pid: process.pid,
+        engine_version: "0.1.0-test",
+      });
+      expect(record.definition).toEqual(DEFINITION);
+      expect(record.environment).toEqual(runInit().environment);
+      expect(record.input).toEqual({ text: "hello", data: { lang: "en" } });
+      expect(record.outputs).toBeNull();
+      expect(record.output).toBeNull();
+      expect(record.events).toEqual([]);
+      expect(record.end).toBeNull();
+    });
+
+    it("rejects a run ID that exists, a malformed one and an unknown session", async () => {
+      const { store, workspace } = fx();
+      const session = await store.createSession(sessionInit(workspace));
+      const run_id = "b".repeat(32);
+      (await store.createRun(session.session_id, runInit({ run_id }))).close();
+      expect(await errorCode(() => store.createRun(session.session_id, runInit({ run_id })))).toBe(
+        "run_exists",
+      );
+      expect(
+        await errorCode(() => store.createRun(session.session_id, runInit({ run_id: "B".repeat(32) }))),
+      ).toBe("invalid_id");
+      expect(await errorCode(() => store.createRun("3f2b8c1e-6d4a-4b7e-9c1f-0a2b3c4d5e6f", runInit()))).toBe(
+        "session_not_found",
+      );
+      expect(await errorCode(() => store.readRun(session.session_id, "c".repeat(32)))).toBe("run_not_found");
+    });
+
+    it("appends events in order and reads them back, question and answer summaries cut to 512", async () => {
+      const { store, workspace } = fx();
+      const session = await store.createSession(sessionInit(workspace));
+      const recorder = await store.createRun(session.session_id, runInit());
+      const events = scriptedEvents(recorder.runId);
+      for (const event of events) recorder.append(event);
+      await recorder.flush?.();
+      recorder.finish({
+        outputs: [{ node_id: "b", activation_id: "b@iter#1", text: "B", data: null }],
+        output: OUTPUT,
+      });
+      const record = await store.readRun(session.session_id, recorder.runId);
+      expect(record.warnings).toEqual([]);
+      expect(record.events.map((e) => e.seq)).toEqual(events.map((e) => e.seq));
+      const question = record.events.find((e) => e.type === "question");
+      expect(QUESTION_LENGTH).toBeGreaterThan(512);
+      expect(question?.type === "question" && Array.from(question.summary).length).toBe(512);
+      expect(question?.type === "question" && question.summary.endsWith("…")).toBe(true);
+      const others = record.events.filter((e) => e.type !== "question");
+      expect(others).toEqual(events.filter((e) => e.type !== "question"));
+      expect(record.end).toMatchObject({ type: "workflow_run_end", outcome: "completed", reason: "" });
+      expect(record.outputs).toEqual([{ node_id: "b", activation_id: "b@iter#1", text: "B", data: null }]);
+      expect(record.output).toEqual(OUTPUT);
+    });
+
+    it("refuses events of another run and after finishing, with storage_failed", async () => {
+      const { store, workspace } = fx();
+      const session = await store.createSession(sessionInit(workspace));
+      const recorder = await store.createRun(session.session_id, runInit());
+      const [start] = scriptedEvents("d".repeat(32));
+      expect(await errorCode(() => recorder.append(start!))).toBe("storage_failed");
+      recorder.finish({ outputs: [], output: { error: "collecting output failed: worker gone" } });
+      expect(await errorCode(() => recorder.append(scriptedEvents(recorder.runId)[0]!))).toBe(
+        "storage_failed",
+      );
+      const record = await store.readRun(session.session_id, recorder.runId);
+      expect(record.events).toEqual([]);
+      expect(record.output).toEqual({ error: "collecting output failed: worker gone" });
+    });
+
+    it("saves node diagnostics per attempt and nothing when nothing was captured", async () => {
+      const { store, workspace } = fx();
+      const session = await store.createSession(sessionInit(workspace));
+      const recorder = await store.createRun(session.session_id, runInit());
+      const empty = recorder.writeNodeDiagnostics({
+        node_id: "a",
+        activation_id: "a@iter#1",
+        attempt: 1,
+        phases: [{ phase: "node", stdout: { text: "", truncated: false } }],
+      });
+      expect(empty).toBeNull();
+      const saved = [
+        {
+          node_id: "a",
+          activation_id: "a@iter#1",
+          attempt: 1,
+          phases: [{ phase: "node" as const, stdout: { text: "try 1\n", truncated: false } }],
+        },
+        {
+          node_id: "a",
+          activation_id: "a@iter#1",
+          attempt: 2,
+          phases: [{ phase: "node" as const, stdout: { text: "x".repeat(10), truncated: true } }],
+        },
+        {
+          node_id: "w/x",
+          activation_id: "w/x@iter#3",
+          attempt: 1,
+          phases: [{ phase: "conditions" as const, stdout: { text: "cond\n", truncated: false } }],
+        },
+      ];
+      for (const record of saved) expect(recorder.writeNodeDiagnostics(record)).not.toBeNull();
+      recorder.close();
+      const record = await store.readRun(session.session_id, recorder.runId);
+      expect(record.diagnostics).toEqual(saved);
+    });
+  });
+}
