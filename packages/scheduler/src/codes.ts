@@ -123,6 +123,8 @@ export type FailurePhase = z.infer<typeof FailurePhaseSchema>;
 
 /** Codes of a refused control operation (`retryNode`, `skipNode`, …). */
 export const CONTROL_ERROR_CODES = [
+  /** The run has not been accepted yet (an engine wrapper refuses control until it starts). */
+  "not_started",
   "run_finished",
   "unknown_activation",
   "not_awaiting_retry",

@@ -89,6 +89,7 @@ export {
   type AgentAttemptRequest,
   type AskHandler,
   type AttemptIO,
+  type CallIO,
   type AttemptResult,
   AttemptResultSchema,
   type CombineRequest,

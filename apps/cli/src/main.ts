@@ -1,0 +1,76 @@
+import { EXIT } from "./exit-codes";
+import type { CliIo } from "./io";
+import { UsageError } from "./usage";
+
+export const VERSION = "0.1.0";
+
+const HELP = `icode ${VERSION}: run and check iCode workflows
+
+Usage:
+  icode workflow list [--json]                 List the workflows found from this folder
+  icode workflow validate <path> [--json]      Check a workflow file or folder like a compiler
+  icode workflow run <workflow-id> [options]   Run a workflow and print its outputs
+  icode trajectory export --session ID --format json|perfetto --out FILE
+
+Options:
+  -h, --help       Show help (also after a command: icode workflow run --help)
+  -v, --version    Show the version
+
+Configuration lives in $CHRYS_HOME (default ~/.chrys). See docs/ for the workflow reference.
+`;
+
+interface Command {
+  run(argv: string[], io: CliIo, signal: AbortSignal): Promise<number>;
+}
+
+const COMMANDS: Record<string, () => Promise<Command>> = {
+  "workflow validate": async () => (await import("./commands/workflow-validate")).command,
+  "workflow list": async () => (await import("./commands/workflow-list")).command,
+  "workflow run": async () => (await import("./commands/workflow-run")).command,
+  "trajectory export": async () => (await import("./commands/trajectory-export")).command,
+};
+
+/** Parses argv, runs one command, and returns the exit code; the bin is the only place that exits. */
+export async function main(argv: string[], io: CliIo): Promise<number> {
+  const [group, name, ...rest] = argv;
+  if (group === undefined || group === "-h" || group === "--help" || group === "help") {
+    io.stdout.write(HELP);
+    return group === undefined ? EXIT.usage : EXIT.ok;
+  }
+  if (group === "-v" || group === "--version") {
+    io.stdout.write(`${VERSION}\n`);
+    return EXIT.ok;
+  }
+  const key = `${group} ${name ?? ""}`;
+  const load = COMMANDS[key];
+  if (load === undefined) {
+    const known = Object.keys(COMMANDS).filter((k) => k.startsWith(`${group} `));
+    const hint = known.length > 0 ? `commands: ${known.map((k) => `icode ${k}`).join(", ")}` : "run icode --help";
+    io.stderr.write(`icode: unknown command '${argv.slice(0, 2).join(" ")}' (${hint})\n`);
+    return EXIT.usage;
+  }
+  const controller = new AbortController();
+  let interrupted = false;
+  const onSigint = () => {
+    if (interrupted) process.exit(EXIT.interrupted);
+    interrupted = true;
+    controller.abort(new Error("interrupted"));
+  };
+  process.on("SIGINT", onSigint);
+  try {
+    const command = await load();
+    const code = await command.run(rest, io, controller.signal);
+    return interrupted ? EXIT.interrupted : code;
+  } catch (error) {
+    if (error instanceof UsageError) {
+      io.stderr.write(`icode: ${error.message}\n\n${error.usage}`);
+      return EXIT.usage;
+    }
+    if (interrupted) return EXIT.interrupted;
+    const message = error instanceof Error ? (error.stack ?? error.message) : String(error);
+    io.stderr.write(`icode: internal error: ${message}\n`);
+    return EXIT.failed;
+  } finally {
+    process.off("SIGINT", onSigint);
+  }
+}

@@ -1,0 +1,93 @@
+/**
+ * @module @icode/test-utils
+ * Helpers for integration tests: temporary folders and configuration directories, inline file trees, and
+ * `runCli()`, which spawns the built `icode` binary the way a user would.
+ *
+ * @example
+ * const dir = await tmpDir();
+ * await writeTree(dir, { ".chrys/workflows/echo.py": ECHO });
+ * const { exitCode, stdout } = await runCli(["workflow", "validate", ".chrys/workflows/echo.py"], { cwd: dir });
+ */
+import { spawn } from "node:child_process";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
+export const CLI_BIN = join(REPO_ROOT, "apps", "cli", "dist", "bin.js");
+export const EXAMPLES_DIR = join(REPO_ROOT, "examples");
+
+/** A new empty folder under the system temp folder, with permissions our ownership checks accept. */
+export function tmpDir(prefix = "icode-test-"): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  chmodSync(dir, 0o755);
+  return dir;
+}
+
+export type Tree = Record<string, string | Buffer>;
+
+/** Writes `{ "relative/path": content }` under `root`, creating folders (mode 0755, files 0644). */
+export function writeTree(root: string, tree: Tree): void {
+  for (const [rel, content] of Object.entries(tree)) {
+    const file = join(root, rel);
+    mkdirSync(dirname(file), { recursive: true, mode: 0o755 });
+    writeFileSync(file, content, { mode: 0o644 });
+  }
+}
+
+export interface CliResult {
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+export interface RunCliOptions {
+  cwd: string;
+  /** Extra environment; `CHRYS_HOME` defaults to `<cwd>/.home` so tests never touch the real one. */
+  env?: Record<string, string | undefined>;
+  input?: string;
+  timeoutMs?: number;
+  /** Run as another user (tests that need permissions root would bypass). */
+  uid?: number;
+  gid?: number;
+}
+
+/** Runs the built `icode` CLI as a child process and collects its output. */
+export function runCli(args: string[], options: RunCliOptions): Promise<CliResult> {
+  if (!existsSync(CLI_BIN)) {
+    throw new Error(`the CLI is not built: ${CLI_BIN} is missing; run \`pnpm build\` first`);
+  }
+  const env: Record<string, string | undefined> = {
+    ...process.env,
+    CHRYS_HOME: join(options.cwd, ".home"),
+    NO_COLOR: "1",
+    ...options.env,
+  };
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(process.execPath, [CLI_BIN, ...args], {
+      cwd: options.cwd,
+      env: env as NodeJS.ProcessEnv,
+      stdio: ["pipe", "pipe", "pipe"],
+      ...(options.uid === undefined ? {} : { uid: options.uid }),
+      ...(options.gid === undefined ? {} : { gid: options.gid }),
+    });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout.on("data", (chunk: Buffer) => out.push(chunk));
+    child.stderr.on("data", (chunk: Buffer) => err.push(chunk));
+    const timer = setTimeout(() => child.kill("SIGKILL"), options.timeoutMs ?? 90_000);
+    child.on("error", reject);
+    child.on("close", (exitCode, signal) => {
+      clearTimeout(timer);
+      resolvePromise({
+        exitCode,
+        signal,
+        stdout: Buffer.concat(out).toString("utf8"),
+        stderr: Buffer.concat(err).toString("utf8"),
+      });
+    });
+    child.stdin.end(options.input ?? "");
+  });
+}

@@ -1,0 +1,32 @@
+/**
+ * @module @icode/workflow-engine
+ * The iCode workflow engine: list, validate, preview, trust and run Python-authored workflows.
+ *
+ * @example
+ * import { createEngine } from "@icode/workflow-engine";
+ * const engine = createEngine({ cwd: process.cwd(), env: process.env });
+ * const run = engine.run({ workflowId: "echo", input: "Hello" });
+ * run.events.on("node_completed", (e) => console.log(e.node_id));
+ * const report = await run.result;
+ * // → { status: "finished", outcome: "completed", outputs: [{ node_id: "echo", text: "Hello", … }], … }
+ * await engine.close();
+ */
+export { type Engine, createEngine } from "./engine";
+export type { EngineOptions } from "./context";
+export { type ListedWorkflow, ListedWorkflowSchema, type ListResult } from "./list";
+export type { WorkflowPreview } from "./preview";
+export type { ActiveRun, RunEvents, RunNotice, RunRequest } from "./run/run-workflow";
+export {
+  type FinishedRun,
+  FinishedRunSchema,
+  RUN_REJECTION_CODES,
+  type RejectedRun,
+  RejectedRunSchema,
+  type RunRejectionCode,
+  type RunReport,
+  RunReportSchema,
+} from "./run/report";
+export type { ValidateOptions } from "./validate/validate";
+export { type ValidateReport, ValidateReportSchema } from "./validate/report";
+export type { Diagnostic } from "@icode/workflow-errors";
+export type { EngineEvent, RunOutcome } from "@icode/workflow-scheduler";

@@ -1,0 +1,112 @@
+import { readFileSync } from "node:fs";
+import { discoverWorkflows, targetOf } from "@icode/workflow-discovery";
+import type { Diagnostic } from "@icode/workflow-errors";
+import type { EngineContext } from "./context";
+import { checkTrust, confirmTrust, type TrustCheck } from "./run/trust";
+import { ReportBuilder } from "./validate/pipeline";
+import { type PreparedWorkflow, prepareWorkflow } from "./validate/prepare";
+
+/** What a front end's "Trust workflow" dialog shows: the source, the declared environment, the graph. */
+export interface WorkflowPreview {
+  id: string;
+  source: "project" | "global" | "builtin";
+  layout: "file" | "package";
+  path: string;
+  files: { path: string; size: number; text: string | null }[];
+  environment: {
+    requires_python: string | null;
+    dependencies: string[];
+    python: string | null;
+    interpreter: string;
+    version: string;
+    platform: string;
+  } | null;
+  definition: { title: string; description: string | null; nodes: { id: string; kind: string }[]; edges: number; outputs: string[] } | null;
+  trust: { required: boolean; trusted: boolean; changed: TrustCheck["changed"] };
+  diagnostics: Diagnostic[];
+  load_output: { text: string; truncated: boolean };
+}
+
+async function prepareById(id: string, ctx: EngineContext, signal?: AbortSignal) {
+  const found = await discoverWorkflows({ cwd: ctx.cwd, chrysHome: ctx.chrysHome, builtinDir: ctx.builtinDir, uid: ctx.uid });
+  const workflow = found.workflows.find((w) => w.id === id);
+  if (workflow === undefined) return { workflow: null, prepared: null, report: null };
+  const report = new ReportBuilder(workflow.path);
+  report.stage("resolve", []);
+  const prepared = await prepareWorkflow(targetOf(workflow), ctx, report, { signal, workdir: ctx.cwd });
+  return { workflow, prepared, report };
+}
+
+function textOf(path: string): string | null {
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(readFileSync(path));
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Loads a workflow as a run would (its top-level code runs) and returns what a user reviews before trusting
+ * it. `null` when no workflow has that ID.
+ */
+export async function previewWorkflow(id: string, ctx: EngineContext, signal?: AbortSignal): Promise<WorkflowPreview | null> {
+  const { workflow, prepared, report } = await prepareById(id, ctx, signal);
+  if (workflow === null || report === null) return null;
+  try {
+    const trust = prepared === null ? null : await checkTrust(prepared, ctx);
+    return {
+      id: workflow.id,
+      source: workflow.source,
+      layout: workflow.layout,
+      path: workflow.path,
+      files: (prepared?.files ?? []).map((f) => ({ path: f.relPath, size: f.size, text: textOf(f.absPath) })),
+      environment:
+        prepared === null
+          ? null
+          : {
+              requires_python: prepared.metadata?.requires_python?.specifier ?? null,
+              dependencies: prepared.metadata?.dependencies ?? [],
+              python: prepared.declaredPython,
+              interpreter: prepared.worker.hello.python.executable,
+              version: prepared.worker.hello.python.version,
+              platform: prepared.worker.hello.python.platform,
+            },
+      definition:
+        prepared === null
+          ? null
+          : {
+              title: prepared.definition.title,
+              description: prepared.definition.description,
+              nodes: prepared.definition.nodes.map((n) => ({ id: n.id, kind: n.kind })),
+              edges: prepared.definition.edges.length,
+              outputs: prepared.definition.outputs,
+            },
+      trust: trust === null ? { required: workflow.source !== "builtin", trusted: false, changed: [] } : {
+        required: trust.required,
+        trusted: trust.trusted,
+        changed: trust.changed,
+      },
+      diagnostics: report.report.diagnostics,
+      load_output: report.report.output,
+    };
+  } finally {
+    await prepared?.worker.close();
+  }
+}
+
+/** Confirms trust in a workflow as it is now (what `--trust` does). Returns the diagnostics when it cannot load. */
+export async function trustWorkflow(
+  id: string,
+  ctx: EngineContext,
+  signal?: AbortSignal,
+): Promise<{ ok: true; title: string } | { ok: false; diagnostics: Diagnostic[]; message: string }> {
+  const { workflow, prepared, report } = await prepareById(id, ctx, signal);
+  if (workflow === null) return { ok: false, diagnostics: [], message: `no workflow with ID '${id}'` };
+  if (prepared === null) return { ok: false, diagnostics: report?.report.diagnostics ?? [], message: `workflow '${id}' cannot be loaded` };
+  try {
+    const record = await confirmTrust(prepared as PreparedWorkflow, ctx);
+    return { ok: true, title: record.title };
+  } finally {
+    await prepared.worker.close();
+  }
+}

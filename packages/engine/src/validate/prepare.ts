@@ -1,0 +1,177 @@
+import { dirname } from "node:path";
+import { type PythonWorker, startWorker } from "@icode/python-bridge";
+import { type Diagnostic, diagnostic, isWorkflowError } from "@icode/workflow-errors";
+import { readTarget, type Target } from "@icode/workflow-discovery";
+import { type Definition, validateDefinition } from "@icode/workflow-graph";
+import {
+  checkEnvironment,
+  defaultInterpreter,
+  parseScriptMetadata,
+  resolvePythonSetting,
+  type ScriptMetadata,
+} from "@icode/script-metadata";
+import { checkBindings } from "../bindings";
+import type { EngineContext } from "../context";
+import type { ReportBuilder } from "./pipeline";
+
+/** The load-and-build limit of the spec: 60 seconds. */
+export const LOAD_TIMEOUT_MS = 60_000;
+
+/** A workflow that passed every stage: its definition, and the warm worker that loaded it (when kept). */
+export interface PreparedWorkflow {
+  target: Target;
+  sourceDigest: string;
+  files: { relPath: string; absPath: string; size: number; sha256: string }[];
+  metadata: ScriptMetadata | null;
+  /** The interpreter asked for: `[tool.chrys] python` as written, `null` for the default. */
+  declaredPython: string | null;
+  interpreterKind: "default" | "user";
+  worker: PythonWorker;
+  definition: Definition;
+}
+
+export interface PrepareOptions {
+  signal?: AbortSignal;
+  /** The workspace the worker runs in (relative paths in nodes resolve against it). */
+  workdir: string;
+  loadTimeoutMs?: number;
+}
+
+/**
+ * Runs the stages after `resolve` for one target, in order, stopping at the first failure: `read`,
+ * `metadata`, `environment`, `load`, `graph`, `bindings`. Everything found goes into `report`. On success the
+ * worker stays open for the caller (a run reuses it); on failure it is closed.
+ */
+export async function prepareWorkflow(
+  target: Target,
+  ctx: EngineContext,
+  report: ReportBuilder,
+  options: PrepareOptions,
+): Promise<PreparedWorkflow | null> {
+  const t = report.report.target;
+  t.layout = target.layout;
+  t.workflow_id = target.workflowId;
+  t.entry = target.entry;
+  t.package_dir = target.packageDir;
+
+  // read
+  const read = await readTarget(target, { uid: ctx.uid });
+  t.source_digest = read.sourceDigest ?? null;
+  t.files = read.files.length > 0 ? read.files.length : null;
+  if (!report.stage("read", read.diagnostics) || read.entrySource === null) return null;
+
+  // metadata
+  const meta = parseScriptMetadata(read.entrySource, target.entry);
+  if (!report.stage("metadata", meta.diagnostics)) return null;
+
+  // environment: pick the interpreter, start it once (the worker's hello tells its version), check it.
+  const baseDir = target.packageDir ?? dirname(target.entry);
+  const chosen =
+    meta.metadata?.python != null
+      ? resolvePythonSetting({
+          python: meta.metadata.python,
+          baseDir,
+          env: ctx.env,
+          sites: meta.sites,
+          file: target.entry,
+        })
+      : defaultInterpreter({ env: ctx.env, file: target.entry });
+  if (!chosen.ok) {
+    report.stage("environment", chosen.diagnostics);
+    return null;
+  }
+  let worker: PythonWorker;
+  try {
+    worker = await startWorker({
+      python: chosen.interpreter.command,
+      cwd: options.workdir,
+      cacheDir: ctx.pycacheDir,
+      env: ctx.env,
+    });
+  } catch (error) {
+    report.stage("environment", [environmentFailure(chosen.interpreter.command, error, target.entry)]);
+    return null;
+  }
+  const abort = () => void worker.close();
+  options.signal?.addEventListener("abort", abort, { once: true });
+  try {
+    const py = worker.hello.python;
+    report.report.environment = {
+      kind: chosen.interpreter.kind,
+      executable: py.executable,
+      version: py.version,
+      implementation: py.implementation,
+      platform: py.platform,
+      machine: py.machine,
+    };
+    if (!report.stage("environment", checkEnvironment(meta.metadata, py, { sites: meta.sites, origin: chosen.interpreter.origin, file: target.entry }))) {
+      await worker.close();
+      return null;
+    }
+
+    // load
+    const loaded = await worker.load(
+      { entry: target.entry, packageDir: target.packageDir },
+      { timeoutMs: options.loadTimeoutMs ?? LOAD_TIMEOUT_MS },
+    );
+    report.report.output = { text: loaded.output.text, truncated: loaded.output.truncated };
+    if (!loaded.ok) {
+      report.stage("load", loaded.diagnostics);
+      await worker.close();
+      return null;
+    }
+    report.stage("load", []);
+
+    // graph
+    const graph = validateDefinition(loaded.definition);
+    const definition = graph.definition;
+    if (definition !== null) {
+      report.report.sites_truncated = definition.sites_truncated;
+      report.report.workflow = {
+        title: definition.title,
+        node_count: definition.nodes.length,
+        edge_count: definition.edges.length,
+        outputs: [...definition.outputs],
+      };
+    }
+    if (!report.stage("graph", graph.diagnostics) || definition === null) {
+      await worker.close();
+      return null;
+    }
+
+    // bindings
+    if (!report.stage("bindings", checkBindings(definition, ctx))) {
+      await worker.close();
+      return null;
+    }
+    return {
+      target,
+      sourceDigest: read.sourceDigest!,
+      files: read.files,
+      metadata: meta.metadata,
+      declaredPython: chosen.interpreter.declared,
+      interpreterKind: chosen.interpreter.kind,
+      worker,
+      definition,
+    };
+  } catch (error) {
+    await worker.close();
+    if (options.signal?.aborted) return null;
+    throw error;
+  } finally {
+    options.signal?.removeEventListener("abort", abort);
+  }
+}
+
+function environmentFailure(command: string, error: unknown, entry: string): Diagnostic {
+  const detail = error instanceof Error ? error.message : String(error);
+  return diagnostic({
+    code: "environment_invalid",
+    stage: "environment",
+    message: `the Python interpreter ${command} could not be started: ${detail}`,
+    file: entry,
+    hint: isWorkflowError(error)
+      ? "check that the interpreter runs (`<python> -c pass`) and is Python 3.9 or later"
+      : "check the interpreter path in [tool.chrys] python",
+  });
+}
