@@ -45,7 +45,8 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   const load = COMMANDS[key];
   if (load === undefined) {
     const known = Object.keys(COMMANDS).filter((k) => k.startsWith(`${group} `));
-    const hint = known.length > 0 ? `commands: ${known.map((k) => `icode ${k}`).join(", ")}` : "run icode --help";
+    const hint =
+      known.length > 0 ? `commands: ${known.map((k) => `icode ${k}`).join(", ")}` : "run icode --help";
     io.stderr.write(`icode: unknown command '${argv.slice(0, 2).join(" ")}' (${hint})\n`);
     return EXIT.usage;
   }

@@ -26,13 +26,22 @@ export interface ListResult {
 function builtinTitles(builtinDir: string): Record<string, string> {
   const file = join(builtinDir, "index.json");
   if (!existsSync(file)) return {};
-  const parsed = z.record(z.string(), z.object({ title: z.string() })).safeParse(JSON.parse(readFileSync(file, "utf8")));
-  return parsed.success ? Object.fromEntries(Object.entries(parsed.data).map(([id, v]) => [id, v.title])) : {};
+  const parsed = z
+    .record(z.string(), z.object({ title: z.string() }))
+    .safeParse(JSON.parse(readFileSync(file, "utf8")));
+  return parsed.success
+    ? Object.fromEntries(Object.entries(parsed.data).map(([id, v]) => [id, v.title]))
+    : {};
 }
 
 /** `icode workflow list`: the discovery rules, titles from trust confirmations; never runs workflow code. */
 export async function listWorkflows(ctx: EngineContext): Promise<ListResult> {
-  const found = await discoverWorkflows({ cwd: ctx.cwd, chrysHome: ctx.chrysHome, builtinDir: ctx.builtinDir, uid: ctx.uid });
+  const found = await discoverWorkflows({
+    cwd: ctx.cwd,
+    chrysHome: ctx.chrysHome,
+    builtinDir: ctx.builtinDir,
+    uid: ctx.uid,
+  });
   const builtin = builtinTitles(ctx.builtinDir);
   const workflows = await Promise.all(
     found.workflows.map(async (w): Promise<ListedWorkflow> => {

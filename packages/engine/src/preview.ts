@@ -21,14 +21,25 @@ export interface WorkflowPreview {
     version: string;
     platform: string;
   } | null;
-  definition: { title: string; description: string | null; nodes: { id: string; kind: string }[]; edges: number; outputs: string[] } | null;
+  definition: {
+    title: string;
+    description: string | null;
+    nodes: { id: string; kind: string }[];
+    edges: number;
+    outputs: string[];
+  } | null;
   trust: { required: boolean; trusted: boolean; changed: TrustCheck["changed"] };
   diagnostics: Diagnostic[];
   load_output: { text: string; truncated: boolean };
 }
 
 async function prepareById(id: string, ctx: EngineContext, signal?: AbortSignal) {
-  const found = await discoverWorkflows({ cwd: ctx.cwd, chrysHome: ctx.chrysHome, builtinDir: ctx.builtinDir, uid: ctx.uid });
+  const found = await discoverWorkflows({
+    cwd: ctx.cwd,
+    chrysHome: ctx.chrysHome,
+    builtinDir: ctx.builtinDir,
+    uid: ctx.uid,
+  });
   const workflow = found.workflows.find((w) => w.id === id);
   if (workflow === undefined) return { workflow: null, prepared: null, report: null };
   const report = new ReportBuilder(workflow.path);
@@ -49,7 +60,11 @@ function textOf(path: string): string | null {
  * Loads a workflow as a run would (its top-level code runs) and returns what a user reviews before trusting
  * it. `null` when no workflow has that ID.
  */
-export async function previewWorkflow(id: string, ctx: EngineContext, signal?: AbortSignal): Promise<WorkflowPreview | null> {
+export async function previewWorkflow(
+  id: string,
+  ctx: EngineContext,
+  signal?: AbortSignal,
+): Promise<WorkflowPreview | null> {
   const { workflow, prepared, report } = await prepareById(id, ctx, signal);
   if (workflow === null || report === null) return null;
   try {
@@ -81,11 +96,14 @@ export async function previewWorkflow(id: string, ctx: EngineContext, signal?: A
               edges: prepared.definition.edges.length,
               outputs: prepared.definition.outputs,
             },
-      trust: trust === null ? { required: workflow.source !== "builtin", trusted: false, changed: [] } : {
-        required: trust.required,
-        trusted: trust.trusted,
-        changed: trust.changed,
-      },
+      trust:
+        trust === null
+          ? { required: workflow.source !== "builtin", trusted: false, changed: [] }
+          : {
+              required: trust.required,
+              trusted: trust.trusted,
+              changed: trust.changed,
+            },
       diagnostics: report.report.diagnostics,
       load_output: report.report.output,
     };
@@ -102,7 +120,12 @@ export async function trustWorkflow(
 ): Promise<{ ok: true; title: string } | { ok: false; diagnostics: Diagnostic[]; message: string }> {
   const { workflow, prepared, report } = await prepareById(id, ctx, signal);
   if (workflow === null) return { ok: false, diagnostics: [], message: `no workflow with ID '${id}'` };
-  if (prepared === null) return { ok: false, diagnostics: report?.report.diagnostics ?? [], message: `workflow '${id}' cannot be loaded` };
+  if (prepared === null)
+    return {
+      ok: false,
+      diagnostics: report?.report.diagnostics ?? [],
+      message: `workflow '${id}' cannot be loaded`,
+    };
   try {
     const record = await confirmTrust(prepared as PreparedWorkflow, ctx);
     return { ok: true, title: record.title };

@@ -48,7 +48,9 @@ export const command = {
     try {
       data = exportTrajectory(sessionDir(chrysHome, values.session), values.format);
     } catch (error) {
-      io.stderr.write(`icode: cannot export session ${values.session}: ${error instanceof Error ? error.message : String(error)}\n`);
+      io.stderr.write(
+        `icode: cannot export session ${values.session}: ${error instanceof Error ? error.message : String(error)}\n`,
+      );
       return EXIT.failed;
     }
     writeFileSync(resolve(io.cwd, values.out), `${JSON.stringify(data)}\n`);

@@ -36,12 +36,16 @@ export const command = {
     const engine = createEngine({ cwd: io.cwd, env: io.env });
     const { workflows, skipped } = await engine.list();
     for (const s of skipped) {
-      io.stderr.write(`warning: skipped ${oneLine(s.path)}: ${oneLine(s.reason.message)} [${s.reason.code}]\n`);
+      io.stderr.write(
+        `warning: skipped ${oneLine(s.path)}: ${oneLine(s.reason.message)} [${s.reason.code}]\n`,
+      );
     }
     if (values.json) {
       io.stdout.write(`${JSON.stringify({ workflows })}\n`);
     } else {
-      const rows = workflows.map((w) => [w.id, w.source, w.title === "" ? "-" : w.title, w.path].map(oneLine));
+      const rows = workflows.map((w) =>
+        [w.id, w.source, w.title === "" ? "-" : w.title, w.path].map(oneLine),
+      );
       io.stdout.write(renderTable(["ID", "Source", "Title", "Path"], rows));
     }
     return EXIT.ok;

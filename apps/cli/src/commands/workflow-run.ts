@@ -5,6 +5,7 @@ import type { CliIo } from "../io";
 import { oneLine } from "../render/flatten";
 import { progressLine } from "../render/progress";
 import { renderDiagnostic } from "../render/validate-text";
+import { loadTimeoutMs } from "../settings";
 import { UsageError } from "../usage";
 
 export const USAGE = `Usage: icode workflow run <workflow-id> [--input TEXT] [-s SESSION] [--trust] [--timeout SECONDS] [--json] [-q]
@@ -47,7 +48,12 @@ function resultJson(run: FinishedRun, duration: number) {
     error: run.error,
     duration,
     diagnostics: run.diagnostics,
-    outputs: run.outputs.map((o) => ({ node_id: o.node_id, activation_id: o.activation_id, text: o.text, data: o.data })),
+    outputs: run.outputs.map((o) => ({
+      node_id: o.node_id,
+      activation_id: o.activation_id,
+      text: o.text,
+      data: o.data,
+    })),
   };
 }
 
@@ -67,7 +73,9 @@ function exitCodeOf(report: RunReport, interrupted: boolean): number {
 function failureText(run: FinishedRun): string {
   switch (run.outcome) {
     case "cancelled":
-      return run.reason === "deadline_exceeded" ? "Workflow timed out (--timeout)" : `Workflow cancelled (${run.reason})`;
+      return run.reason === "deadline_exceeded"
+        ? "Workflow timed out (--timeout)"
+        : `Workflow cancelled (${run.reason})`;
     case "node_failed":
       return `Workflow failed: node '${run.node_id}' failed: ${run.error}`;
     case "loop_exhausted":
@@ -102,13 +110,16 @@ export const command = {
       return EXIT.ok;
     }
     if (positionals.length !== 1) {
-      throw new UsageError(positionals.length === 0 ? "missing <workflow-id>" : "expected one <workflow-id>", USAGE);
+      throw new UsageError(
+        positionals.length === 0 ? "missing <workflow-id>" : "expected one <workflow-id>",
+        USAGE,
+      );
     }
     const timeoutSeconds = parseTimeout(values.timeout);
     const json = values.json === true;
     const progress = !json && values.quiet !== true;
     const engine = createEngine({ cwd: io.cwd, env: io.env });
-    const loadTimeout = io.env.ICODE_LOAD_TIMEOUT_SECONDS;
+    const loadTimeout = loadTimeoutMs(io.env);
     const run = engine.run({
       workflowId: positionals[0]!,
       input: values.input ?? "",
@@ -117,7 +128,7 @@ export const command = {
       timeoutSeconds,
       policy: "fail",
       signal,
-      ...(loadTimeout === undefined ? {} : { loadTimeoutMs: Number(loadTimeout) * 1000 }),
+      ...(loadTimeout === null ? {} : { loadTimeoutMs: loadTimeout }),
     });
     run.events.on("notice", (notice) => {
       if (notice.kind === "load_output") {
@@ -127,13 +138,24 @@ export const command = {
       } else if (notice.kind === "hook_warning") {
         io.stderr.write(`warning: hook: ${oneLine(notice.warning.message)}\n`);
       } else if (progress) {
-        io.stderr.write(`Running ${oneLine(notice.workflow_id)} · ${oneLine(notice.title)} (session ${notice.session_id})\n`);
+        io.stderr.write(
+          `Running ${oneLine(notice.workflow_id)} · ${oneLine(notice.title)} (session ${notice.session_id})\n`,
+        );
       }
     });
     if (progress) {
       for (const type of [
-        "node_started", "node_completed", "node_skipped", "attempt_failed", "node_failed", "node_cancelled",
-        "node_awaiting_retry", "loop_iteration", "emit", "agent_activity", "question",
+        "node_started",
+        "node_completed",
+        "node_skipped",
+        "attempt_failed",
+        "node_failed",
+        "node_cancelled",
+        "node_awaiting_retry",
+        "loop_iteration",
+        "emit",
+        "agent_activity",
+        "question",
       ] as const) {
         run.events.on(type, (event: EngineEvent) => {
           const line = progressLine(event);
@@ -166,7 +188,8 @@ export const command = {
       io.stderr.write("output outside nodes:\n");
       const text = native.text.endsWith("\n") ? native.text.slice(0, -1) : native.text;
       for (const line of text.split(/\r?\n/)) io.stderr.write(`  | ${line}\n`);
-      if (native.dropped_bytes > 0) io.stderr.write(`  | … (${native.dropped_bytes} earlier bytes dropped)\n`);
+      if (native.dropped_bytes > 0)
+        io.stderr.write(`  | … (${native.dropped_bytes} earlier bytes dropped)\n`);
     }
     if (json) {
       io.stdout.write(`${JSON.stringify(resultJson(report, duration))}\n`);

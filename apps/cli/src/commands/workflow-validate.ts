@@ -3,6 +3,7 @@ import { parse } from "../args";
 import { EXIT } from "../exit-codes";
 import type { CliIo } from "../io";
 import { renderValidateText } from "../render/validate-text";
+import { loadTimeoutMs } from "../settings";
 import { UsageError } from "../usage";
 
 export const USAGE = `Usage: icode workflow validate <path> [--json]
@@ -43,7 +44,11 @@ export const command = {
       );
     }
     const engine = createEngine({ cwd: io.cwd, env: io.env });
-    const report = await engine.validate(positionals[0]!, { signal });
+    const loadTimeout = loadTimeoutMs(io.env);
+    const report = await engine.validate(positionals[0]!, {
+      signal,
+      ...(loadTimeout === null ? {} : { loadTimeoutMs: loadTimeout }),
+    });
     if (signal.aborted) return EXIT.interrupted;
     io.stdout.write(values.json ? `${JSON.stringify(report)}\n` : renderValidateText(report, io.cwd));
     return report.status === "pass" ? EXIT.ok : EXIT.failed;

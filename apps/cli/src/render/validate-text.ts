@@ -40,7 +40,10 @@ function excerpt(d: Diagnostic): string[] {
 export function renderDiagnostic(d: Diagnostic, cwd: string): string[] {
   const lines = [`${location(d, cwd)}${d.severity}: ${oneLine(d.message)} [${d.code}]`, ...excerpt(d)];
   for (const note of d.notes) {
-    const at = note.file === null ? "" : ` ${oneLine(displayPath(note.file, cwd))}${note.line === null ? "" : `:${note.line}`}`;
+    const at =
+      note.file === null
+        ? ""
+        : ` ${oneLine(displayPath(note.file, cwd))}${note.line === null ? "" : `:${note.line}`}`;
     lines.push(`  note: ${oneLine(note.message)}${at}`);
   }
   if (d.hint !== null) lines.push(`  help: ${oneLine(d.hint)}`);
@@ -56,7 +59,8 @@ function subject(report: ValidateReport): string {
 export function renderValidateText(report: ValidateReport, cwd: string): string {
   const lines: string[] = [];
   for (const d of report.diagnostics) lines.push(...renderDiagnostic(d, cwd));
-  if (report.diagnostics_truncated) lines.push("note: more problems were found; the report shows the first ones");
+  if (report.diagnostics_truncated)
+    lines.push("note: more problems were found; the report shows the first ones");
   const errors = report.diagnostics.filter((d) => d.severity === "error").length;
   const warnings = report.diagnostics.length - errors;
   if (report.status === "fail") {

@@ -1,12 +1,6 @@
 import type { CallError, InvokeOutcome, PythonWorker } from "@icode/python-bridge";
 import { isWorkflowError } from "@icode/workflow-errors";
-import type {
-  AttemptIO,
-  AttemptResult,
-  CallIO,
-  Executors,
-  NodeError,
-} from "@icode/workflow-scheduler";
+import type { AttemptIO, AttemptResult, CallIO, Executors, NodeError } from "@icode/workflow-scheduler";
 
 /** What one Python attempt printed, handed to the records as a node diagnostics file. */
 export interface AttemptOutput {
@@ -110,7 +104,10 @@ export function pythonExecutors(worker: PythonWorker, options: PythonExecutorOpt
     },
 
     async evaluateUntil(request, io) {
-      const outcome = await call({ kind: "until", loop: request.node.id, input: request.value, timeout_ms: request.timeoutMs }, io);
+      const outcome = await call(
+        { kind: "until", loop: request.node.id, input: request.value, timeout_ms: request.timeoutMs },
+        io,
+      );
       if (!("ok" in outcome)) return { status: "failed", error: outcome };
       record(request.node.id, request.activationId, request.iteration, outcome);
       if (!outcome.ok) return { status: "failed", error: nodeError(outcome.error) };
@@ -120,7 +117,12 @@ export function pythonExecutors(worker: PythonWorker, options: PythonExecutorOpt
 
     async combine(request, io) {
       const outcome = await call(
-        { kind: "combine", join: request.node.id, sources: [...request.sources], timeout_ms: request.timeoutMs },
+        {
+          kind: "combine",
+          join: request.node.id,
+          sources: [...request.sources],
+          timeout_ms: request.timeoutMs,
+        },
         io,
       );
       if (!("ok" in outcome)) return { status: "failed", error: outcome };
@@ -154,6 +156,11 @@ function nodeError(error: CallError): NodeError {
 function unexpected(kind: string): { status: "failed"; error: NodeError } {
   return {
     status: "failed",
-    error: { class: "internal_error", message: `the worker answered a ${kind} call out of place`, retryable: false, traceback: null },
+    error: {
+      class: "internal_error",
+      message: `the worker answered a ${kind} call out of place`,
+      retryable: false,
+      traceback: null,
+    },
   };
 }

@@ -82,9 +82,15 @@ export interface SessionTracker {
 export function runWorkflow(request: RunRequest, ctx: EngineContext, tracker: SessionTracker): ActiveRun {
   const events = new EventEmitter<RunEvents>();
   let scheduled: WorkflowRun | null = null;
-  const notStarted: ControlResult = { ok: false, code: "not_started", message: "the run has not started yet" };
-  const control = <A extends unknown[]>(fn: (run: WorkflowRun, ...args: A) => ControlResult) =>
-    (...args: A): ControlResult => (scheduled === null ? notStarted : fn(scheduled, ...args));
+  const notStarted: ControlResult = {
+    ok: false,
+    code: "not_started",
+    message: "the run has not started yet",
+  };
+  const control =
+    <A extends unknown[]>(fn: (run: WorkflowRun, ...args: A) => ControlResult) =>
+    (...args: A): ControlResult =>
+      scheduled === null ? notStarted : fn(scheduled, ...args);
   const result = execute(request, ctx, tracker, events, (run) => {
     scheduled = run;
   });
@@ -108,19 +114,26 @@ async function execute(
   started: (run: WorkflowRun) => void,
 ): Promise<RunReport> {
   const begin = Date.now();
-  const deadline =
-    request.timeoutSeconds == null ? null : begin + Math.round(request.timeoutSeconds * 1000);
+  const deadline = request.timeoutSeconds == null ? null : begin + Math.round(request.timeoutSeconds * 1000);
   // One signal for everything before the run is accepted: the caller's interrupt or the deadline.
   const preparation = new AbortController();
   const onAbort = () => preparation.abort("interrupted");
   request.signal?.addEventListener("abort", onAbort, { once: true });
   const deadlineTimer =
     deadline === null ? null : setTimeout(() => preparation.abort("deadline_exceeded"), deadline - begin);
-  const reject = (code: RunRejectionCode, message: string, extra: Partial<Parameters<typeof rejected>[2]> = {}) =>
-    rejected(code, message, { duration: (Date.now() - begin) / 1000, ...extra });
+  const reject = (
+    code: RunRejectionCode,
+    message: string,
+    extra: Partial<Parameters<typeof rejected>[2]> = {},
+  ) => rejected(code, message, { duration: (Date.now() - begin) / 1000, ...extra });
   const aborted = () => {
     const why = preparation.signal.reason === "deadline_exceeded" ? "deadline_exceeded" : "interrupted";
-    return reject(why, why === "deadline_exceeded" ? "the run timed out before it started" : "interrupted before the run started");
+    return reject(
+      why,
+      why === "deadline_exceeded"
+        ? "the run timed out before it started"
+        : "interrupted before the run started",
+    );
   };
 
   let prepared: PreparedWorkflow | null = null;
@@ -139,13 +152,20 @@ async function execute(
         return reject(
           "spec_changed",
           `session ${session.session_id} runs workflow '${session.workflow_id}', not '${request.workflowId}'`,
-          { session_id: session.session_id, hint: `run: icode workflow run ${session.workflow_id} -s ${session.session_id}` },
+          {
+            session_id: session.session_id,
+            hint: `run: icode workflow run ${session.workflow_id} -s ${session.session_id}`,
+          },
         );
       }
       if (session.runs.length === 0) {
-        return reject("session_invalid", `session ${session.session_id} has no runs yet; start the workflow without -s`, {
-          session_id: session.session_id,
-        });
+        return reject(
+          "session_invalid",
+          `session ${session.session_id} has no runs yet; start the workflow without -s`,
+          {
+            session_id: session.session_id,
+          },
+        );
       }
       recoverOrphans(sessionDir(ctx.chrysHome, session.session_id));
     }
@@ -196,11 +216,15 @@ async function execute(
     if (loadOutput.text !== "") events.emit("notice", { kind: "load_output", ...loadOutput });
     if (prepared === null) {
       const errors = report.report.diagnostics.filter((d) => d.severity === "error");
-      return reject("validation_failed", `workflow '${workflow.id}' cannot be loaded: ${errors[0]?.message ?? "validation failed"}`, {
-        session_id: session?.session_id ?? null,
-        diagnostics: report.report.diagnostics,
-        load_output: loadOutput,
-      });
+      return reject(
+        "validation_failed",
+        `workflow '${workflow.id}' cannot be loaded: ${errors[0]?.message ?? "validation failed"}`,
+        {
+          session_id: session?.session_id ?? null,
+          diagnostics: report.report.diagnostics,
+          load_output: loadOutput,
+        },
+      );
     }
 
     // Trust: custom workflows run only when the source, definition and environment were confirmed.
@@ -222,9 +246,13 @@ async function execute(
     // Files are checked again at run start: a change during loading is refused.
     const reread = await readTarget(target, { uid: ctx.uid });
     if (reread.sourceDigest !== prepared.sourceDigest) {
-      return reject("source_changed", `workflow '${workflow.id}' changed while it was loading; run it again`, {
-        session_id: session?.session_id ?? null,
-      });
+      return reject(
+        "source_changed",
+        `workflow '${workflow.id}' changed while it was loading; run it again`,
+        {
+          session_id: session?.session_id ?? null,
+        },
+      );
     }
     if (preparation.signal.aborted) return aborted();
 
@@ -277,11 +305,21 @@ async function execute(
       tracker.started.set(session.session_id, { session, hookCwd: workspace });
       await hook(
         restored
-          ? runHooks("session_restored", { ...hookBase, restored_session_id: session.session_id }, { chrysHome: ctx.chrysHome, env: ctx.env })
+          ? runHooks(
+              "session_restored",
+              { ...hookBase, restored_session_id: session.session_id },
+              { chrysHome: ctx.chrysHome, env: ctx.env },
+            )
           : runHooks("session_start", hookBase, { chrysHome: ctx.chrysHome, env: ctx.env }),
       );
     }
-    await hook(runHooks("workflow_run_start", { ...hookBase, run_id: runId, input_text: inputText }, { chrysHome: ctx.chrysHome, env: ctx.env }));
+    await hook(
+      runHooks(
+        "workflow_run_start",
+        { ...hookBase, run_id: runId, input_text: inputText },
+        { chrysHome: ctx.chrysHome, env: ctx.env },
+      ),
+    );
 
     const executors = pythonExecutors(prepared.worker, {
       onOutput: (output) => {
@@ -304,17 +342,24 @@ async function execute(
       },
       flush: () => recorder.flush(),
     };
-    const run = startRun({
-      runId,
-      definition: prepared.definition,
-      input: { text: inputText, data: null },
-      executors,
-      clock: systemClock,
-      sink,
-      policy: request.policy ?? "fail",
-      deadline,
-      ...(request.ask === undefined ? {} : { ask: request.ask }),
-    });
+    let run: WorkflowRun;
+    try {
+      run = startRun({
+        runId,
+        definition: prepared.definition,
+        input: { text: inputText, data: null },
+        executors,
+        clock: systemClock,
+        sink,
+        policy: request.policy ?? "fail",
+        deadline,
+        ...(request.ask === undefined ? {} : { ask: request.ask }),
+      });
+    } catch (error) {
+      // The run could not start (an engine defect): close its log; restoring the session marks it orphaned.
+      recorder.close();
+      throw error;
+    }
     started(run);
     if (deadlineTimer !== null) clearTimeout(deadlineTimer);
     request.signal?.removeEventListener("abort", onAbort);

@@ -28,7 +28,9 @@ export async function trustState(prepared: PreparedWorkflow): Promise<TrustCheck
     source_digest: prepared.sourceDigest,
     definition_digest: jsonDigest(prepared.definition),
     environment_fingerprint: environmentFingerprint({
-      interpreter: prepared.declaredPython,
+      // The interpreter selected (declared, ICODE_PYTHON or python3 on PATH) as a path, links not followed,
+      // so pointing the workflow at another interpreter, even a venv of the same Python, needs trust again.
+      interpreter: `${prepared.interpreterKind}:${prepared.interpreterCommand}`,
       interpreter_path: py.executable,
       implementation: py.implementation,
       python_version: py.version,

@@ -25,6 +25,8 @@ export interface PreparedWorkflow {
   metadata: ScriptMetadata | null;
   /** The interpreter asked for: `[tool.chrys] python` as written, `null` for the default. */
   declaredPython: string | null;
+  /** The interpreter started, as selected (a venv's `bin/python` stays itself, links not followed). */
+  interpreterCommand: string;
   interpreterKind: "default" | "user";
   worker: PythonWorker;
   definition: Definition;
@@ -104,7 +106,16 @@ export async function prepareWorkflow(
       platform: py.platform,
       machine: py.machine,
     };
-    if (!report.stage("environment", checkEnvironment(meta.metadata, py, { sites: meta.sites, origin: chosen.interpreter.origin, file: target.entry }))) {
+    if (
+      !report.stage(
+        "environment",
+        checkEnvironment(meta.metadata, py, {
+          sites: meta.sites,
+          origin: chosen.interpreter.origin,
+          file: target.entry,
+        }),
+      )
+    ) {
       await worker.close();
       return null;
     }
@@ -150,6 +161,7 @@ export async function prepareWorkflow(
       files: read.files,
       metadata: meta.metadata,
       declaredPython: chosen.interpreter.declared,
+      interpreterCommand: chosen.interpreter.command,
       interpreterKind: chosen.interpreter.kind,
       worker,
       definition,
