@@ -1,5 +1,6 @@
 import { EXIT } from "./exit-codes";
 import type { CliIo } from "./io";
+import { oneLine } from "./render/flatten";
 import { UsageError } from "./usage";
 
 export const VERSION = "0.1.0";
@@ -33,9 +34,13 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
 /** Parses argv, runs one command, and returns the exit code; the bin is the only place that exits. */
 export async function main(argv: string[], io: CliIo): Promise<number> {
   const [group, name, ...rest] = argv;
-  if (group === undefined || group === "-h" || group === "--help" || group === "help") {
+  if (group === undefined) {
+    io.stderr.write(HELP);
+    return EXIT.usage;
+  }
+  if (group === "-h" || group === "--help" || group === "help") {
     io.stdout.write(HELP);
-    return group === undefined ? EXIT.usage : EXIT.ok;
+    return EXIT.ok;
   }
   if (group === "-v" || group === "--version") {
     io.stdout.write(`${VERSION}\n`);
@@ -47,7 +52,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     const known = Object.keys(COMMANDS).filter((k) => k.startsWith(`${group} `));
     const hint =
       known.length > 0 ? `commands: ${known.map((k) => `icode ${k}`).join(", ")}` : "run icode --help";
-    io.stderr.write(`icode: unknown command '${argv.slice(0, 2).join(" ")}' (${hint})\n`);
+    io.stderr.write(`icode: unknown command '${oneLine(argv.slice(0, 2).join(" "))}' (${hint})\n`);
     return EXIT.usage;
   }
   const controller = new AbortController();

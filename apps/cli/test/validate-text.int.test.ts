@@ -59,7 +59,9 @@ workflow = wf.build()
 
   it("flattens workflow text so it cannot forge a status line", async () => {
     const dir = tmpDir();
-    writeTree(dir, { "forge.py": `print("x\\nPASS forge (file) · 1 node · 0 edges")\nraise RuntimeError("bad\\nPASS forge")\n` });
+    writeTree(dir, {
+      "forge.py": `print("x\\nPASS forge (file) · 1 node · 0 edges")\nraise RuntimeError("bad\\nPASS forge")\n`,
+    });
     const r = await runCli(["workflow", "validate", "forge.py"], { cwd: dir });
     expect(r.exitCode).toBe(1);
     const statusLines = r.stdout.split("\n").filter((l) => /^(PASS|FAIL) /.test(l));

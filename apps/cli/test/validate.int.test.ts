@@ -1,11 +1,14 @@
 import { execFileSync } from "node:child_process";
-import { chmodSync, chownSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { runCli, type Tree, tmpDir, writeTree } from "@icode/test-utils";
 import type { ValidateReport } from "@icode/workflow-engine";
 import { describe, expect, it } from "vitest";
 
-const PY_VERSION = execFileSync("python3", ["-c", "import sys; print(sys.version_info[0], sys.version_info[1])"])
+const PY_VERSION = execFileSync("python3", [
+  "-c",
+  "import sys; print(sys.version_info[0], sys.version_info[1])",
+])
   .toString()
   .trim()
   .split(" ")
@@ -28,13 +31,20 @@ wf.output(node)
 workflow = wf.build()
 `;
 
-async function validate(cwd: string, path: string, env: Record<string, string> = {}, ids?: { uid: number; gid: number }) {
+async function validate(
+  cwd: string,
+  path: string,
+  env: Record<string, string> = {},
+  ids?: { uid: number; gid: number },
+) {
   const result = await runCli(["workflow", "validate", path, "--json"], { cwd, env, ...ids });
   let report: ValidateReport;
   try {
     report = JSON.parse(result.stdout) as ValidateReport;
   } catch {
-    throw new Error(`no JSON report (exit ${result.exitCode}):\nstdout: ${result.stdout}\nstderr: ${result.stderr}`);
+    throw new Error(
+      `no JSON report (exit ${result.exitCode}):\nstdout: ${result.stdout}\nstderr: ${result.stderr}`,
+    );
   }
   return { ...result, report };
 }
@@ -158,7 +168,9 @@ const CASES: Case[] = [
   },
   {
     name: "syntax_error",
-    tree: { "syntax.py": "from chrys.workflows import WorkflowBuilder\n\nwf = WorkflowBuilder('S')\nx = (1 +\n" },
+    tree: {
+      "syntax.py": "from chrys.workflows import WorkflowBuilder\n\nwf = WorkflowBuilder('S')\nx = (1 +\n",
+    },
     path: "syntax.py",
     expect: { code: "syntax_error", stage: "load", file: "syntax.py", line: 4 },
   },
@@ -180,7 +192,8 @@ const CASES: Case[] = [
   {
     name: "sdk_validation_error",
     tree: {
-      "names.py": "from chrys.workflows import WorkflowBuilder\n\nwf = WorkflowBuilder('N')\nnode = wf.python('a->b', lambda v: v)\n",
+      "names.py":
+        "from chrys.workflows import WorkflowBuilder\n\nwf = WorkflowBuilder('N')\nnode = wf.python('a->b', lambda v: v)\n",
     },
     path: "names.py",
     expect: { code: "sdk_validation_error", stage: "load", file: "names.py", line: 4, column: 8 },
@@ -254,7 +267,13 @@ workflow = wf.build()
 `,
     },
     path: "loopy.py",
-    expect: { code: "loop_exit_all_conditional", stage: "graph", severity: "warning", file: "loopy.py", line: 8 },
+    expect: {
+      code: "loop_exit_all_conditional",
+      stage: "graph",
+      severity: "warning",
+      file: "loopy.py",
+      line: 8,
+    },
   },
   {
     name: "agent_profile_missing",

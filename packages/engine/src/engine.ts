@@ -1,4 +1,10 @@
-import { runHooks } from "@icode/workflow-records";
+import {
+  type ExportFormat,
+  exportTrajectory,
+  loadSession,
+  runHooks,
+  sessionDir,
+} from "@icode/workflow-records";
 import { type EngineOptions, engineContext } from "./context";
 import { type ListResult, listWorkflows } from "./list";
 import { previewWorkflow, trustWorkflow, type WorkflowPreview } from "./preview";
@@ -17,6 +23,11 @@ export interface Engine {
   trust(id: string, options?: { signal?: AbortSignal }): ReturnType<typeof trustWorkflow>;
   /** Starts a run: watch `events`, await `result`, and control it (cancel, retry a node awaiting retry…). */
   run(request: RunRequest): ActiveRun;
+  /**
+   * `icode trajectory export`: a workflow session's runs as analysis JSON (runs, nodes, attempts, timings,
+   * usage) or as a Chrome trace-event file for ui.perfetto.dev. Throws a `WorkflowError` for an unknown session.
+   */
+  exportTrajectory(sessionId: string, format: ExportFormat): unknown;
   /** Ends the engine's sessions (`session_end` hooks) — call once when the app closes normally. */
   close(): Promise<void>;
 }
@@ -31,6 +42,10 @@ export function createEngine(options: EngineOptions): Engine {
     preview: (id, o) => previewWorkflow(id, ctx, o?.signal),
     trust: (id, o) => trustWorkflow(id, ctx, o?.signal),
     run: (request) => runWorkflow(request, ctx, tracker),
+    exportTrajectory(sessionId, format) {
+      loadSession(ctx.chrysHome, sessionId);
+      return exportTrajectory(sessionDir(ctx.chrysHome, sessionId), format);
+    },
     async close() {
       const sessions = [...tracker.started.values()];
       tracker.started.clear();

@@ -11,22 +11,23 @@
  * // → { status: "finished", outcome: "completed", outputs: [{ node_id: "echo", text: "Hello", … }], … }
  * await engine.close();
  */
-export { type Engine, createEngine } from "./engine";
+
+export type { Diagnostic } from "@icode/workflow-errors";
+export type { EngineEvent, RunOutcome } from "@icode/workflow-scheduler";
 export type { EngineOptions } from "./context";
+export { createEngine, type Engine } from "./engine";
 export { type ListedWorkflow, ListedWorkflowSchema, type ListResult } from "./list";
 export type { WorkflowPreview } from "./preview";
-export type { ActiveRun, RunEvents, RunNotice, RunRequest } from "./run/run-workflow";
 export {
   type FinishedRun,
   FinishedRunSchema,
-  RUN_REJECTION_CODES,
   type RejectedRun,
   RejectedRunSchema,
+  RUN_REJECTION_CODES,
   type RunRejectionCode,
   type RunReport,
   RunReportSchema,
 } from "./run/report";
-export type { ValidateOptions } from "./validate/validate";
+export type { ActiveRun, RunEvents, RunNotice, RunRequest } from "./run/run-workflow";
 export { type ValidateReport, ValidateReportSchema } from "./validate/report";
-export type { Diagnostic } from "@icode/workflow-errors";
-export type { EngineEvent, RunOutcome } from "@icode/workflow-scheduler";
+export type { ValidateOptions } from "./validate/validate";

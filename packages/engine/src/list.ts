@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { discoverWorkflows, readTrust } from "@icode/workflow-discovery";
-import { type Diagnostic } from "@icode/workflow-errors";
+import type { Diagnostic } from "@icode/workflow-errors";
 import { z } from "zod";
 import type { EngineContext } from "./context";
 

@@ -1,11 +1,10 @@
 import { writeFileSync } from "node:fs";
-import { homedir } from "node:os";
 import { resolve } from "node:path";
-import { configDir } from "@icode/workflow-discovery";
-import { exportTrajectory, sessionDir } from "@icode/workflow-records";
+import { createEngine } from "@icode/workflow-engine";
 import { parse } from "../args";
 import { EXIT } from "../exit-codes";
 import type { CliIo } from "../io";
+import { oneLine } from "../render/flatten";
 import { UsageError } from "../usage";
 
 export const USAGE = `Usage: icode trajectory export --session ID --format json|perfetto --out FILE
@@ -43,14 +42,13 @@ export const command = {
       throw new UsageError(`--format must be json or perfetto, got '${values.format ?? ""}'`, USAGE);
     }
     if (values.out === undefined) throw new UsageError("missing --out", USAGE);
-    const chrysHome = configDir(io.env, homedir(), process.platform);
+    const engine = createEngine({ cwd: io.cwd, env: io.env });
     let data: unknown;
     try {
-      data = exportTrajectory(sessionDir(chrysHome, values.session), values.format);
+      data = engine.exportTrajectory(values.session, values.format);
     } catch (error) {
-      io.stderr.write(
-        `icode: cannot export session ${values.session}: ${error instanceof Error ? error.message : String(error)}\n`,
-      );
+      const message = error instanceof Error ? error.message : String(error);
+      io.stderr.write(`icode: cannot export session ${oneLine(values.session)}: ${oneLine(message)}\n`);
       return EXIT.failed;
     }
     writeFileSync(resolve(io.cwd, values.out), `${JSON.stringify(data)}\n`);

@@ -2,8 +2,8 @@ import { createEngine } from "@icode/workflow-engine";
 import { parse } from "../args";
 import { EXIT } from "../exit-codes";
 import type { CliIo } from "../io";
-import { renderTable } from "../render/table";
 import { oneLine } from "../render/flatten";
+import { renderTable } from "../render/table";
 import { UsageError } from "../usage";
 
 export const USAGE = `Usage: icode workflow list [--json]

@@ -187,7 +187,7 @@ export const command = {
     if (!json && native !== null && native.text !== "") {
       io.stderr.write("output outside nodes:\n");
       const text = native.text.endsWith("\n") ? native.text.slice(0, -1) : native.text;
-      for (const line of text.split(/\r?\n/)) io.stderr.write(`  | ${line}\n`);
+      for (const line of text.split(/\r?\n/)) io.stderr.write(`  | ${oneLine(line)}\n`);
       if (native.dropped_bytes > 0)
         io.stderr.write(`  | … (${native.dropped_bytes} earlier bytes dropped)\n`);
     }

@@ -3,7 +3,6 @@
  * replaced, so workflow text can never forge a status line (clarification 4).
  */
 export function oneLine(text: string): string {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: replacing control characters is the point
   return text.replace(/\r\n|\r|\n/g, " ⏎ ").replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, "\uFFFD");
 }
 

@@ -10,6 +10,7 @@ export const RUN_REJECTION_CODES = [
   "spec_changed",
   "validation_failed",
   "trust_required",
+  "trust_write_failed",
   "source_changed",
   "storage_failed",
   "deadline_exceeded",

@@ -241,7 +241,15 @@ async function execute(
           load_output: loadOutput,
         });
       }
-      await confirmTrust(prepared, ctx);
+      try {
+        await confirmTrust(prepared, ctx);
+      } catch (error) {
+        if (!isWorkflowError(error)) throw error;
+        return reject("trust_write_failed", error.message, {
+          session_id: session?.session_id ?? null,
+          hint: error.hint ?? null,
+        });
+      }
     }
     // Files are checked again at run start: a change during loading is refused.
     const reread = await readTarget(target, { uid: ctx.uid });

@@ -1,8 +1,5 @@
 import { dirname } from "node:path";
 import { type PythonWorker, startWorker } from "@icode/python-bridge";
-import { type Diagnostic, diagnostic, isWorkflowError } from "@icode/workflow-errors";
-import { readTarget, type Target } from "@icode/workflow-discovery";
-import { type Definition, validateDefinition } from "@icode/workflow-graph";
 import {
   checkEnvironment,
   defaultInterpreter,
@@ -10,6 +7,9 @@ import {
   resolvePythonSetting,
   type ScriptMetadata,
 } from "@icode/script-metadata";
+import { readTarget, type Target } from "@icode/workflow-discovery";
+import { type Diagnostic, diagnostic, isWorkflowError } from "@icode/workflow-errors";
+import { type Definition, validateDefinition } from "@icode/workflow-graph";
 import { checkBindings } from "../bindings";
 import type { EngineContext } from "../context";
 import type { ReportBuilder } from "./pipeline";
@@ -182,8 +182,9 @@ function environmentFailure(command: string, error: unknown, entry: string): Dia
     stage: "environment",
     message: `the Python interpreter ${command} could not be started: ${detail}`,
     file: entry,
-    hint: isWorkflowError(error)
-      ? "check that the interpreter runs (`<python> -c pass`) and is Python 3.9 or later"
-      : "check the interpreter path in [tool.chrys] python",
+    hint:
+      isWorkflowError(error) && error.hint !== undefined
+        ? error.hint
+        : "check that the interpreter runs (`<python> -c pass`), is Python 3.9 or later, and is not a wrapper that passes -E or -I",
   });
 }
