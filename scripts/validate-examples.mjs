@@ -10,10 +10,14 @@ const examples = readdirSync(join(root, "examples"), { withFileTypes: true })
   .map((e) => join("examples", e.name));
 let failed = 0;
 for (const example of examples) {
-  const r = spawnSync(process.execPath, [join(root, "apps/cli/dist/bin.js"), "workflow", "validate", example], {
-    cwd: root,
-    stdio: "inherit",
-  });
+  const r = spawnSync(
+    process.execPath,
+    [join(root, "apps/cli/dist/bin.js"), "workflow", "validate", example],
+    {
+      cwd: root,
+      stdio: "inherit",
+    },
+  );
   if (r.status !== 0) failed++;
 }
 console.log(`${examples.length - failed} passed, ${failed} failed`);

@@ -40,7 +40,8 @@ export type Diagnostic = z.infer<typeof DiagnosticSchema>;
 
 /** Builds a diagnostic with every optional field `null`, so callers name only what they know. */
 export function diagnostic(
-  fields: Pick<Diagnostic, "code" | "stage" | "message"> & Partial<Omit<Diagnostic, "code" | "stage" | "message">>,
+  fields: Pick<Diagnostic, "code" | "stage" | "message"> &
+    Partial<Omit<Diagnostic, "code" | "stage" | "message">>,
 ): Diagnostic {
   return {
     severity: "error",
