@@ -1,0 +1,73 @@
+/**
+ * @module @icode/python-bridge
+ * The Python worker of iCode workflows: starting it, loading a workflow in it, invoking its callables, and
+ * the wire protocol between them. Ships the stdlib-only `chrys.workflows` SDK (`sdkRoot()`).
+ *
+ * @example
+ * import { startWorker } from "@icode/python-bridge";
+ * const worker = await startWorker({ python: "/usr/bin/python3", cwd: "/work", cacheDir: "/tmp/pyc" });
+ * const loaded = await worker.load({ entry: "/work/.chrys/workflows/echo.py", packageDir: null });
+ * // → { ok: true, definition: { format: 1, title: "Echo", … }, output: { text: "", truncated: false } }
+ * const result = await worker.invoke({
+ *   kind: "node", node: "echo", input: { text: "hi", data: null },
+ *   timeout_ms: 300_000, conditions: null, conditions_timeout_ms: null,
+ * });
+ * // → { ok: true, kind: "node", value: { text: "hi", data: null }, passed: [], output: { text: "", … }, … }
+ * await worker.close();
+ */
+export {
+  BRIDGE_ERROR_CODES,
+  type BridgeErrorCode,
+  BridgeErrorCodeSchema,
+  LOAD_CODES,
+  type LoadCode,
+  LoadCodeSchema,
+} from "./codes";
+export {
+  type Answer,
+  AnswerSchema,
+  CALL_ERROR_CODES,
+  type CallError,
+  type CallErrorCode,
+  CallErrorCodeSchema,
+  CallErrorSchema,
+  type CallPhase,
+  CallPhaseSchema,
+  type CapturedOutput,
+  CapturedOutputSchema,
+  type Conditions,
+  ConditionsSchema,
+  decodeFromWorker,
+  encodeToWorker,
+  type FromWorkerMessage,
+  FromWorkerMessageSchema,
+  type Hello,
+  HelloMessageSchema,
+  type JsonValue,
+  LIMITS,
+  PROTOCOL_VERSION,
+  type PythonInfo,
+  PythonInfoSchema,
+  type Question,
+  QuestionSchema,
+  RETRYABLE_CALL_ERRORS,
+  type ResultMessage,
+  type ToWorkerMessage,
+  ToWorkerMessageSchema,
+  type WireSource,
+  WireSourceSchema,
+  type WireValue,
+  WireValueSchema,
+} from "./protocol";
+export { sdkDigest, sdkRoot, workerScript } from "./sdk";
+export {
+  type InvokeOptions,
+  type InvokeOutcome,
+  type InvokeRequest,
+  type LoadResult,
+  PythonWorker,
+  type PythonWorkerEvents,
+  type StartWorkerOptions,
+  startWorker,
+  type WorkerExit,
+} from "./worker";

@@ -1,0 +1,336 @@
+import { describe, expect, test } from "vitest";
+import { z } from "zod";
+import {
+  callIdOf,
+  decodeFromWorker,
+  encodeToWorker,
+  type FromWorkerMessage,
+  FromWorkerMessageSchema,
+  LIMITS,
+  PROTOCOL_VERSION,
+  type ToWorkerMessage,
+  ToWorkerMessageSchema,
+} from "./protocol";
+
+/**
+ * Golden messages: one or more examples of every message in both directions. They are written to
+ * `fixtures/protocol/messages.json` with the JSON Schema of both unions (`schema.json`), and
+ * `python/tests/test_worker_protocol.py` checks the worker against them: it must accept every `to_worker`
+ * message, and every message it produces must match `schema.json`.
+ */
+const TO_WORKER: ToWorkerMessage[] = [
+  { type: "load", id: 1, entry: "/work/.chrys/workflows/echo.py", package_dir: null },
+  {
+    type: "load",
+    id: 1,
+    entry: "/work/.chrys/workflows/review/review.py",
+    package_dir: "/work/.chrys/workflows/review",
+  },
+  {
+    type: "invoke",
+    id: 2,
+    kind: "node",
+    node: "echo",
+    input: { text: "hello", data: null },
+    timeout_ms: 300_000,
+    conditions: null,
+    conditions_timeout_ms: null,
+  },
+  {
+    type: "invoke",
+    id: 3,
+    kind: "node",
+    node: "route",
+    input: { text: "é", data: { list: [1, 2.5, true, null], nested: { k: "v" } } },
+    timeout_ms: null,
+    conditions: {
+      when: ["route->a", "route->b"],
+      switch: { cases: ["route->c", "route->d"], default: "route->e" },
+    },
+    conditions_timeout_ms: 30_000,
+  },
+  {
+    type: "invoke",
+    id: 4,
+    kind: "until",
+    loop: "refine",
+    input: { text: "draft", data: null },
+    timeout_ms: 30_000,
+  },
+  {
+    type: "invoke",
+    id: 5,
+    kind: "combine",
+    join: "join:merge",
+    sources: [
+      { node_id: "a", activation_id: "a@iter#1", value: { text: "one", data: null } },
+      { node_id: "b", activation_id: "b@iter#2", value: { text: "two", data: [1] } },
+    ],
+    timeout_ms: null,
+  },
+  { type: "cancel", id: 2 },
+  {
+    type: "answer",
+    id: 6,
+    ask_id: 1,
+    ok: true,
+    answers: [
+      { selected: ["API"], text: "" },
+      { selected: [], text: "own" },
+    ],
+  },
+  {
+    type: "answer",
+    id: 6,
+    ask_id: 2,
+    ok: false,
+    error: "ask_unavailable",
+    message: "ctx.ask() is not available here",
+  },
+  { type: "shutdown" },
+];
+
+const OUTPUT = { text: "printed\n", truncated: false };
+
+const FROM_WORKER: FromWorkerMessage[] = [
+  {
+    type: "hello",
+    protocol: PROTOCOL_VERSION,
+    sdk_version: "0.1.0",
+    pid: 4242,
+    python: {
+      executable: "/usr/bin/python3.11",
+      version: "3.11.7",
+      version_info: [3, 11, 7],
+      implementation: "cpython",
+      platform: "linux",
+      machine: "x86_64",
+      libc: "glibc 2.36",
+    },
+    pycache_prefix: "/home/me/.chrys/cache/pycache",
+  },
+  { type: "load_output", id: 1, text: "loading\n" },
+  {
+    type: "load_result",
+    id: 1,
+    ok: true,
+    definition: { format: 1, title: "Echo", nodes: [] },
+    output: OUTPUT,
+  },
+  {
+    type: "load_result",
+    id: 1,
+    ok: false,
+    diagnostics: [
+      {
+        severity: "error",
+        code: "load_error",
+        stage: "load",
+        message: "NameError: name 'summarise' is not defined",
+        file: "/work/.chrys/workflows/code-review/steps.py",
+        line: 2,
+        column: 10,
+        end_line: 2,
+        end_column: 19,
+        node: null,
+        source_line: 'PROMPT = summarise("diff")',
+        notes: [
+          { message: "imported from", file: "/work/.chrys/workflows/code-review/code-review.py", line: 3 },
+        ],
+        hint: null,
+        traceback: "Traceback (most recent call last):\n  ...\nNameError: name 'summarise' is not defined\n",
+      },
+    ],
+    diagnostics_truncated: false,
+    output: { text: "loading steps\n", truncated: false },
+  },
+  {
+    type: "result",
+    id: 3,
+    ok: true,
+    kind: "node",
+    passed: ["route->a", "route->c"],
+    value: { text: "é", data: { k: [1, null] } },
+    output: OUTPUT,
+    leaked_threads: 0,
+  },
+  { type: "result", id: 4, ok: true, kind: "until", stop: true, output: OUTPUT, leaked_threads: 0 },
+  {
+    type: "result",
+    id: 5,
+    ok: true,
+    kind: "combine",
+    value: { text: "one\ntwo", data: null },
+    output: OUTPUT,
+    leaked_threads: 1,
+  },
+  {
+    type: "result",
+    id: 2,
+    ok: false,
+    error: {
+      code: "exception",
+      message: "ValueError: bad input",
+      phase: "node",
+      edge: null,
+      traceback:
+        'Traceback (most recent call last):\n  File "/w/flow.py", line 3, in echo\nValueError: bad input\n',
+      file: "/w/flow.py",
+      line: 3,
+    },
+    output: { text: "", truncated: false },
+    leaked_threads: 0,
+  },
+  {
+    type: "result",
+    id: 3,
+    ok: false,
+    error: {
+      code: "invalid_result",
+      message: "the condition of edge route->a returned int 1; it must return True or False",
+      phase: "conditions",
+      edge: "route->a",
+      traceback: null,
+      file: null,
+      line: null,
+    },
+    output: OUTPUT,
+    leaked_threads: 0,
+  },
+  { type: "emit", id: 6, text: "step 1 of 3" },
+  {
+    type: "ask",
+    id: 6,
+    ask_id: 1,
+    questions: [
+      {
+        question: "Which areas?",
+        header: "Areas",
+        options: [{ label: "API", description: "" }],
+        multi_select: true,
+      },
+      { question: "Anything else?", header: "", options: [], multi_select: false },
+    ],
+  },
+  { type: "protocol_error", id: null, message: "unknown message type 'bogus'" },
+];
+
+const fixtures = new URL("../../../fixtures/protocol/", import.meta.url);
+
+/**
+ * JSON as the repository's formatter (biome, line width 110) prints it, so the generated fixtures pass
+ * `biome check`: objects expanded, arrays on one line when they fit and hold no object.
+ */
+function formatJson(value: unknown, indent = "", prefix = 0): string {
+  if (Array.isArray(value)) {
+    if (value.length === 0) return "[]";
+    const flat = value.every(
+      (item) => typeof item !== "object" || item === null || (Array.isArray(item) && item.length === 0),
+    );
+    const inline = `[${value.map((item) => formatJson(item)).join(", ")}]`;
+    if (flat && indent.length + prefix + inline.length + 1 <= 110) return inline;
+    const inner = `${indent}  `;
+    return `[\n${value.map((item) => inner + formatJson(item, inner)).join(",\n")}\n${indent}]`;
+  }
+  if (typeof value === "object" && value !== null) {
+    const entries = Object.entries(value);
+    if (entries.length === 0) return "{}";
+    const inner = `${indent}  `;
+    const lines = entries.map(([key, item]) => {
+      const head = `${JSON.stringify(key)}: `;
+      return inner + head + formatJson(item, inner, head.length);
+    });
+    return `{\n${lines.join(",\n")}\n${indent}}`;
+  }
+  return JSON.stringify(value);
+}
+
+describe("golden messages", () => {
+  test("every golden message matches its schema, and every message type has one", () => {
+    for (const message of TO_WORKER) expect(ToWorkerMessageSchema.parse(message)).toEqual(message);
+    for (const message of FROM_WORKER) expect(FromWorkerMessageSchema.parse(message)).toEqual(message);
+    expect(new Set(TO_WORKER.map((m) => m.type))).toEqual(
+      new Set(["load", "invoke", "cancel", "answer", "shutdown"]),
+    );
+    expect(new Set(FROM_WORKER.map((m) => m.type))).toEqual(
+      new Set(["hello", "load_output", "load_result", "result", "emit", "ask", "protocol_error"]),
+    );
+  });
+
+  test("are pinned in fixtures/protocol/messages.json", async () => {
+    const file = { protocol: PROTOCOL_VERSION, to_worker: TO_WORKER, from_worker: FROM_WORKER };
+    await expect(`${formatJson(file)}\n`).toMatchFileSnapshot(new URL("messages.json", fixtures).pathname);
+  });
+
+  test("the JSON Schema of both directions and the limits are pinned in fixtures/protocol/schema.json", async () => {
+    const schema = {
+      $comment: "Generated from packages/python-bridge/src/protocol.ts by src/protocol.test.ts; do not edit.",
+      protocol: PROTOCOL_VERSION,
+      limits: LIMITS,
+      to_worker: z.toJSONSchema(ToWorkerMessageSchema, { unrepresentable: "any" }),
+      from_worker: z.toJSONSchema(FromWorkerMessageSchema, { unrepresentable: "any" }),
+    };
+    await expect(`${formatJson(schema)}\n`).toMatchFileSnapshot(new URL("schema.json", fixtures).pathname);
+  });
+});
+
+describe("decodeFromWorker", () => {
+  test("accepts a well-formed message", () => {
+    expect(decodeFromWorker('{"type":"emit","id":3,"text":"hi"}')).toEqual({
+      ok: true,
+      message: { type: "emit", id: 3, text: "hi" },
+    });
+  });
+
+  test.each([
+    ["not JSON", '{"type":"result","id":17,', 17, /^not JSON/],
+    ["not JSON without an id", "garbage", null, /^not JSON/],
+    ["an unknown type", '{"type":"bogus","id":5}', 5, /not a protocol message/],
+    [
+      "a result missing fields",
+      '{"type":"result","id":9,"ok":true,"kind":"node"}',
+      9,
+      /not a protocol message/,
+    ],
+    ["an array", "[1,2]", null, /not a protocol message/],
+    [
+      "a hello of another protocol",
+      '{"type":"hello","protocol":2}',
+      null,
+      /not a protocol message at protocol/,
+    ],
+  ])("refuses %s without throwing, naming its call when it can", (_name, line, id, error) => {
+    const decoded = decodeFromWorker(line);
+    expect(decoded.ok).toBe(false);
+    if (decoded.ok) return;
+    expect(decoded.id).toBe(id);
+    expect(decoded.error).toMatch(error);
+  });
+
+  test("callIdOf reads the id from the first bytes only", () => {
+    expect(callIdOf('{"type":"result","id":42,"ok":true')).toBe(42);
+    expect(callIdOf('{"type":"protocol_error","id":null}')).toBeNull();
+    expect(callIdOf('{"id":1,"type":"result"}')).toBeNull();
+  });
+});
+
+describe("encodeToWorker", () => {
+  test("frames a message as one JSON line, type and id first", () => {
+    const data = encodeToWorker({ type: "cancel", id: 7 });
+    expect(data?.toString("utf8")).toBe('{"type":"cancel","id":7}\n');
+  });
+
+  test("refuses a message over 16 MiB", () => {
+    const text = "é".repeat(LIMITS.messageBytes / 2);
+    expect(
+      encodeToWorker({
+        type: "invoke",
+        id: 1,
+        kind: "until",
+        loop: "l",
+        input: { text, data: null },
+        timeout_ms: null,
+      }),
+    ).toBeNull();
+  });
+});

@@ -1,0 +1,221 @@
+"""The real worker process, driven over its real pipes (fds 3 and 4) the way the engine drives it: every
+message it sends must match the engine's JSON Schema (``fixtures/protocol/schema.json``)."""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import shutil
+import socket
+import sys
+import tempfile
+import time
+import unittest
+from typing import Any, Dict, List, Optional
+
+import chrys.workflows
+
+from .test_worker_protocol import MESSAGES, assert_from_worker
+
+SDK_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(chrys.workflows.__file__))))
+WORKER = os.path.join(SDK_ROOT, "chrys", "workflows", "_worker.py")
+BOOTSTRAP = os.path.join(SDK_ROOT, "icode_worker.py")
+
+FLOW = """
+from chrys.workflows import WorkflowBuilder, WorkflowValue, SourceValue, Question
+print("loading")
+
+def echo(value):
+    print("echo", value.text)
+    return value
+
+async def talk(value, ctx):
+    ctx.emit("step 1 of 3")
+    first, second = await ctx.ask([
+        Question("Which areas?", header="Areas", options=["API"], multi_select=True),
+        Question("Anything else?"),
+    ])
+    return ",".join(first.selected) + "|" + second.text
+
+wf = WorkflowBuilder("Golden")
+route = wf.python("route", echo)
+a, b, c, d, e = (wf.python(n, echo) for n in "abcde")
+wf.edge(route, a, when=lambda v: v.text == "é")
+wf.edge(route, b, when=lambda v: False)
+wf.switch(route, [(lambda v: False, c), (lambda v: True, d)], default=e)
+talker = wf.python("talk", talk)
+wf.edge(route, talker)
+body = lambda scope: (lambda n: (n, n))(scope.python("inner", echo))
+refine = wf.loop("refine", body, lambda v: v.text == "draft", max_iterations=2)
+wf.edge(route, refine)
+merge = wf.python("merge", echo)
+wf.join([a, b], merge, combine=lambda sources: "\\n".join(s.value.text for s in sources))
+wf.start(route)
+wf.output(route)
+workflow = wf.build()
+"""
+
+
+@unittest.skipUnless(hasattr(os, "posix_spawn"), "drives the worker's pipes with posix_spawn")
+class WorkerProcessTest(unittest.TestCase):
+    def setUp(self) -> None:
+        self.folder = tempfile.mkdtemp(prefix="icode-worker-test-")
+        self.addCleanup(shutil.rmtree, self.folder, True)
+        self.cache = os.path.join(self.folder, "cache")
+        self.entry = os.path.join(self.folder, "echo.py")
+        with open(self.entry, "w", encoding="utf-8") as handle:
+            handle.write(FLOW)
+        self.buffer = b""
+
+    def spawn(self, script: str = WORKER) -> Dict[str, Any]:
+        to_worker, self.tx = socket.socketpair()
+        self.rx, from_worker = socket.socketpair()
+        self.out_r, out_w = os.pipe()
+        env = dict(os.environ, PYTHONPYCACHEPREFIX=self.cache)
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        actions = [
+            (os.POSIX_SPAWN_DUP2, out_w, 1),
+            (os.POSIX_SPAWN_DUP2, out_w, 2),
+            (os.POSIX_SPAWN_DUP2, to_worker.fileno(), 3),
+            (os.POSIX_SPAWN_DUP2, from_worker.fileno(), 4),
+        ]
+        cwd = os.getcwd()
+        os.chdir(self.folder)
+        try:
+            self.pid = os.posix_spawn(sys.executable, [sys.executable, script], env, file_actions=actions)
+        finally:
+            os.chdir(cwd)
+        to_worker.close()
+        from_worker.close()
+        os.close(out_w)
+        self.addCleanup(self._stop)
+        return self.receive()
+
+    def _stop(self) -> None:
+        try:
+            os.kill(self.pid, 9)
+        except OSError:
+            pass
+        try:
+            os.waitpid(self.pid, 0)
+        except ChildProcessError:
+            pass
+        self.tx.close()
+        self.rx.close()
+        os.close(self.out_r)
+
+    def send(self, message: Any) -> None:
+        data = message if isinstance(message, bytes) else json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+        self.tx.sendall(data)
+
+    def receive(self, timeout: float = 10.0) -> Dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self.buffer:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not select.select([self.rx], [], [], remaining)[0]:
+                raise AssertionError("the worker did not answer")
+            chunk = self.rx.recv(1 << 20)
+            if not chunk:
+                raise AssertionError("the worker closed the channel")
+            self.buffer += chunk
+        line, self.buffer = self.buffer.split(b"\n", 1)
+        assert_from_worker(self, line + b"\n")
+        message: Dict[str, Any] = json.loads(line)
+        return message
+
+    def until(self, kind: str, call_id: Optional[int] = None) -> List[Dict[str, Any]]:
+        """Messages up to and including the first of type ``kind`` (for ``call_id``)."""
+        seen = []
+        while True:
+            message = self.receive()
+            seen.append(message)
+            if message["type"] == kind and (call_id is None or message.get("id") == call_id):
+                return seen
+
+    def golden(self, kind: str, **match: Any) -> Dict[str, Any]:
+        for message in MESSAGES["to_worker"]:
+            if message["type"] == kind and all(message.get(k) == v for k, v in match.items()):
+                return dict(message)
+        raise KeyError(kind)
+
+    def load(self) -> Dict[str, Any]:
+        self.send({**self.golden("load", package_dir=None), "entry": self.entry})
+        return self.until("load_result")[-1]
+
+    def test_hello_describes_the_interpreter(self) -> None:
+        hello = self.spawn()
+        self.assertEqual(hello["protocol"], MESSAGES["protocol"])
+        self.assertEqual(hello["sdk_version"], chrys.workflows.__version__)
+        self.assertEqual(hello["python"]["version_info"], list(sys.version_info[:3]))
+        self.assertEqual(hello["python"]["executable"], os.path.realpath(sys.executable))
+        self.assertEqual(hello["pid"], self.pid)
+        self.assertEqual(hello["pycache_prefix"], self.cache)
+
+    def test_the_bootstrap_script_starts_the_same_worker(self) -> None:
+        hello = self.spawn(BOOTSTRAP)
+        self.assertEqual(hello["protocol"], MESSAGES["protocol"])
+        self.assertTrue(self.load()["ok"])
+
+    def test_golden_exchange(self) -> None:
+        self.spawn()
+        self.send(self.golden("invoke", id=4))
+        refused = self.until("result", 4)[-1]
+        self.assertEqual(refused["error"]["code"], "protocol_error")  # nothing is loaded yet
+        loaded = self.load()
+        self.assertTrue(loaded["ok"])
+        self.assertEqual(loaded["output"], {"text": "loading\n", "truncated": False})
+        self.assertEqual(loaded["definition"]["title"], "Golden")
+
+        route = self.golden("invoke", id=3)
+        self.send(route)
+        result = self.until("result", 3)[-1]
+        self.assertEqual(result["value"], route["input"])
+        self.assertEqual(result["passed"], ["route->a", "route->d"])
+        self.assertEqual(result["output"], {"text": "echo é\n", "truncated": False})
+
+        self.send(self.golden("invoke", id=2))  # names a node this workflow does not have
+        self.assertEqual(self.until("result", 2)[-1]["error"]["code"], "protocol_error")
+        self.send(self.golden("cancel"))  # of a call that is over: ignored
+
+        self.send(self.golden("invoke", id=4))
+        self.assertEqual(self.until("result", 4)[-1]["stop"], True)
+        self.send(self.golden("invoke", id=5))
+        self.assertEqual(self.until("result", 5)[-1]["value"], {"text": "one\ntwo", "data": None})
+
+        self.send({**route, "id": 6, "node": "talk", "conditions": None})
+        seen = self.until("ask", 6)
+        self.assertEqual([m["type"] for m in seen], ["emit", "ask"])
+        golden_ask = [m for m in MESSAGES["from_worker"] if m["type"] == "ask"][0]
+        self.assertEqual(seen[0], [m for m in MESSAGES["from_worker"] if m["type"] == "emit"][0])
+        self.assertEqual(seen[1]["questions"], golden_ask["questions"])
+        answer = self.golden("answer", ok=True)
+        self.send({**answer, "ask_id": seen[1]["ask_id"]})
+        self.assertEqual(self.until("result", 6)[-1]["value"], {"text": "API|own", "data": None})
+
+        self.send(self.golden("shutdown"))
+        self.assertEqual(os.waitpid(self.pid, 0)[1], 0)
+
+    def test_bad_messages_are_refused_and_the_channel_stays_usable(self) -> None:
+        self.spawn()
+        self.assertTrue(self.load()["ok"])
+        self.send(b"this is not json\n")
+        refused = self.receive()
+        self.assertEqual((refused["type"], refused["id"]), ("protocol_error", None))
+        self.assertIn("not a JSON message", refused["message"])
+        self.send({"type": "bogus", "id": 40})
+        refused = self.until("result", 40)[-1]
+        self.assertEqual(refused["error"]["code"], "protocol_error")
+        self.assertIn("unknown message type 'bogus'", refused["error"]["message"])
+        route = self.golden("invoke", id=3)
+        huge = {**route, "id": 41, "input": {"text": "x" * (17 * 1024 * 1024), "data": None}}
+        self.send(huge)
+        refused = self.until("result", 41)[-1]
+        self.assertEqual(refused["error"]["code"], "protocol_error")
+        self.assertIn("16 MiB", refused["error"]["message"])
+        self.send({**route, "id": 42})
+        self.assertTrue(self.until("result", 42)[-1]["ok"])
+
+
+if __name__ == "__main__":
+    unittest.main()
