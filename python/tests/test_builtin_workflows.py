@@ -258,7 +258,7 @@ class Definitions(unittest.TestCase):
     def test_readme_lists_each_with_an_example_command(self) -> None:
         with open(os.path.join(BUILTIN_DIR, "README.md"), encoding="utf-8") as handle:
             readme = handle.read()
-        listed = set(re.findall(r"^\| `([a-z0-9-]+)` \|", readme, re.MULTILINE))
+        listed = set(re.findall(r"^\| `([a-z0-9-]+)` *\|", readme, re.MULTILINE))
         self.assertEqual(listed, set(BUILTIN_IDS))
         for workflow_id in BUILTIN_IDS:
             self.assertIn(f"icode workflow run {workflow_id} --input", readme)

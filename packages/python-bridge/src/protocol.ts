@@ -90,6 +90,20 @@ export const InvokeNodeMessageSchema = z.object({
   conditions_timeout_ms: positiveMs.nullable(),
 });
 
+/** The outgoing conditions of a node whose value is already known: a loop or join node, or a manual retry
+ * of a failed condition batch. Same rules and one shared limit, as after a node function. */
+export const InvokeConditionsMessageSchema = z.object({
+  type: z.literal("invoke"),
+  id: z.number().int().nonnegative(),
+  kind: z.literal("conditions"),
+  /** The node whose outgoing edges these are. */
+  source: z.string(),
+  /** The value the conditions receive. */
+  input: WireValueSchema,
+  conditions: ConditionsSchema,
+  timeout_ms: positiveMs.nullable(),
+});
+
 export const InvokeUntilMessageSchema = z.object({
   type: z.literal("invoke"),
   id: z.number().int().nonnegative(),
@@ -113,6 +127,7 @@ export const InvokeCombineMessageSchema = z.object({
 
 export const InvokeMessageSchema = z.discriminatedUnion("kind", [
   InvokeNodeMessageSchema,
+  InvokeConditionsMessageSchema,
   InvokeUntilMessageSchema,
   InvokeCombineMessageSchema,
 ]);
@@ -266,6 +281,7 @@ export const ResultMessageSchema = z.discriminatedUnion("ok", [
       passed: z.array(z.string()),
       value: WireValueSchema,
     }),
+    z.object({ ...resultBase, ok: z.literal(true), kind: z.literal("conditions"), passed: z.array(z.string()) }),
     z.object({ ...resultBase, ok: z.literal(true), kind: z.literal("until"), stop: z.boolean() }),
     z.object({ ...resultBase, ok: z.literal(true), kind: z.literal("combine"), value: WireValueSchema }),
   ]),

@@ -396,6 +396,49 @@ describe("outgoing conditions in the same round trip", () => {
   });
 });
 
+describe("conditions of a node whose value is known (loop or join sources, manual retry)", () => {
+  test.each([
+    ["ab", ["src->a", "src->b", "src->x"]],
+    ["a1", ["src->a", "src->c"]],
+  ])("input %s passes %j without running the node function", async (text, passed) => {
+    const worker = await loaded(workspace({ "e.py": EDGES }), "e.py");
+    const outcome = await worker.invoke({
+      kind: "conditions",
+      source: "src",
+      input: { text, data: null },
+      conditions: CONDITIONS,
+      timeout_ms: null,
+    });
+    expect(outcome).toMatchObject({ ok: true, kind: "conditions", passed, output: { text: "" } });
+  });
+
+  test("a raising condition fails the batch with its edge", async () => {
+    const worker = await loaded(workspace({ "e.py": EDGES }), "e.py");
+    const error = failed(
+      await worker.invoke({
+        kind: "conditions",
+        source: "src",
+        input: { text: "raise", data: null },
+        conditions: CONDITIONS,
+        timeout_ms: null,
+      }),
+    );
+    expect(error).toMatchObject({ code: "exception", phase: "conditions", edge: "src->e" });
+  });
+
+  test("the batch shares one limit", async () => {
+    const worker = await loaded(workspace({ "e.py": EDGES }), "e.py");
+    const outcome = await worker.invoke({
+      kind: "conditions",
+      source: "src",
+      input: { text: "slow", data: null },
+      conditions: CONDITIONS,
+      timeout_ms: 300,
+    });
+    expect(failed(outcome)).toMatchObject({ code: "timeout", phase: "conditions" });
+  });
+});
+
 describe("until and combine", () => {
   test.each([
     ["stop", { ok: true, kind: "until", stop: true }],

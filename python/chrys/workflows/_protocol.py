@@ -264,13 +264,19 @@ def decode_request(line: bytes) -> Dict[str, Any]:
             return message
     if kind == "invoke":
         _need(message, "id", _is_int, "an integer")
-        what = _need(message, "kind", lambda v: v in ("node", "until", "combine"), "node, until or combine")
+        what = _need(
+            message, "kind", lambda v: v in ("node", "conditions", "until", "combine"), "node, conditions, until or combine"
+        )
         _need(message, "timeout_ms", _is_opt_ms, "a positive number or null")
         if what == "node":
             _need(message, "node", _is_str, "a node ID")
             _need(message, "input", _is_value, "a value {text, data}")
             _need(message, "conditions", _is_conditions, "null or {when: [edge…], switch: {cases, default} | null}")
             _need(message, "conditions_timeout_ms", _is_opt_ms, "a positive number or null")
+        elif what == "conditions":
+            _need(message, "source", _is_str, "the source node ID")
+            _need(message, "input", _is_value, "a value {text, data}")
+            _need(message, "conditions", lambda v: v is not None and _is_conditions(v), "{when: [edge…], switch: {cases, default} | null}")
         elif what == "until":
             _need(message, "loop", _is_str, "a loop node ID")
             _need(message, "input", _is_value, "a value {text, data}")
@@ -384,6 +390,18 @@ def node_result(
         "ok": True,
         "kind": "node",
         "value": value,
+        "passed": passed,
+        "output": captured,
+        "leaked_threads": leaked_threads,
+    }
+
+
+def conditions_result(call_id: int, passed: List[str], captured: Dict[str, Any], leaked_threads: int) -> Dict[str, Any]:
+    return {
+        "type": "result",
+        "id": call_id,
+        "ok": True,
+        "kind": "conditions",
         "passed": passed,
         "output": captured,
         "leaked_threads": leaked_threads,

@@ -401,6 +401,8 @@ class Runtime:
             data = proto.combine_result_bytes(call.id, payload[1], captured, self.leaked)
         elif kind == "until":
             data = proto.encode(proto.until_result(call.id, payload[1], captured, self.leaked))
+        elif kind == "conditions":
+            data = proto.encode(proto.conditions_result(call.id, payload[1], captured, self.leaked))
         else:
             data = proto.encode(proto.failed_result(call.id, payload[1], captured, self.leaked))
         if len(data) > proto.MAX_MESSAGE_BYTES:
@@ -488,6 +490,8 @@ class Runtime:
                 self._start_node(call, ctx, message)
             elif kind == "until":
                 self._start_until(call, ctx, message)
+            elif kind == "conditions":
+                self._start_conditions(call, ctx, message)
             else:
                 self._start_combine(call, ctx, message)
         except _Refused as refused:
@@ -537,6 +541,16 @@ class Runtime:
         fn = self._callable("until:" + message["loop"])
         self._arm(call, message.get("timeout_ms") or proto.DEFAULT_CALLABLE_TIMEOUT_MS, "until")
         self._thread(call, ctx, self._sync_until, call, fn, self._input(message["input"]))
+
+    def _start_conditions(self, call: Call, ctx: contextvars.Context, message: Dict[str, Any]) -> None:
+        """The outgoing conditions of a node whose value is already known (a loop or join node, or a manual
+        retry of a failed condition): the same batch rules as after a node function, one shared limit."""
+        conditions = message["conditions"]
+        switch = conditions.get("switch")
+        for edge in conditions["when"] + (switch["cases"] if switch else []):
+            self._callable("edge:" + edge)
+        self._arm(call, message.get("timeout_ms") or proto.DEFAULT_CALLABLE_TIMEOUT_MS, "conditions")
+        self._thread(call, ctx, self._sync_conditions, call, self._input(message["input"]), conditions)
 
     def _start_combine(self, call: Call, ctx: contextvars.Context, message: Dict[str, Any]) -> None:
         fn = self._callable("combine:" + message["join"])
@@ -628,6 +642,12 @@ class Runtime:
         else:
             problem = f"returned {type(returned).__qualname__} {returned!r:.80}; it must return True or False"
         return ("error", proto.call_error("invalid_result", f"the condition of edge {edge} {problem}", phase="conditions", edge=edge))
+
+    def _sync_conditions(self, call: Call, value: Any, conditions: Dict[str, Any]) -> Optional[Payload]:
+        decided = self._conditions(call, value, "", conditions)
+        if decided is None or decided[0] != "node":
+            return decided
+        return ("conditions", decided[2])
 
     def _sync_until(self, call: Call, fn: Callable[..., Any], value: Any) -> Payload:
         try:

@@ -103,6 +103,24 @@ export function pythonExecutors(worker: PythonWorker, options: PythonExecutorOpt
       };
     },
 
+    async evaluateConditions(request, io) {
+      const outcome = await call(
+        {
+          kind: "conditions",
+          source: request.nodeId,
+          input: request.value,
+          conditions: request.conditions,
+          timeout_ms: request.timeoutMs,
+        },
+        io,
+      );
+      if (!("ok" in outcome)) return { status: "failed", error: outcome };
+      record(request.nodeId, request.activationId, 1, outcome);
+      if (!outcome.ok) return { status: "failed", error: nodeError(outcome.error) };
+      if (outcome.kind !== "conditions") return unexpected(outcome.kind);
+      return { status: "decided", decisions: { passed: outcome.passed } };
+    },
+
     async evaluateUntil(request, io) {
       const outcome = await call(
         { kind: "until", loop: request.node.id, input: request.value, timeout_ms: request.timeoutMs },
