@@ -89,3 +89,28 @@ describe("icode workflow validate: arguments", () => {
     expect(r.stdout).toContain("resolve, read, metadata, environment, load, graph, bindings");
   });
 });
+
+describe("icode workflow validate: interrupt", () => {
+  it("exits 130 when interrupted with Ctrl-C while the workflow loads, with nothing on stdout", async () => {
+    const { spawn } = await import("node:child_process");
+    const { CLI_BIN } = await import("@icode/test-utils");
+    const dir = tmpDir();
+    writeTree(dir, { "slow.py": "import time\nprint('loading')\ntime.sleep(30)\n" });
+    const child = spawn(process.execPath, [CLI_BIN, "workflow", "validate", "slow.py"], {
+      cwd: dir,
+      env: { ...process.env, CHRYS_HOME: `${dir}/.home` },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    child.stdout.on("data", (chunk: Buffer) => {
+      stdout += chunk.toString();
+    });
+    await new Promise((r) => setTimeout(r, 1500));
+    const started = Date.now();
+    child.kill("SIGINT");
+    const code = await new Promise<number | null>((r) => child.on("close", (c) => r(c)));
+    expect(code).toBe(130);
+    expect(stdout).toBe("");
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
+});
