@@ -1,10 +1,10 @@
 import { readFileSync } from "node:fs";
-import { discoverWorkflows, targetOf } from "@icode/workflow-discovery";
+import { discoverWorkflows, readTarget, targetOf } from "@icode/workflow-discovery";
 import type { Diagnostic } from "@icode/workflow-errors";
 import type { EngineContext } from "./context";
 import { checkTrust, confirmTrust, type TrustCheck } from "./run/trust";
 import { ReportBuilder } from "./validate/pipeline";
-import { type PreparedWorkflow, prepareWorkflow } from "./validate/prepare";
+import { type BeforeLoad, prepareWorkflow } from "./validate/prepare";
 
 /** What a front end's "Trust workflow" dialog shows: the source, the declared environment, the graph. */
 export interface WorkflowPreview {
@@ -33,7 +33,15 @@ export interface WorkflowPreview {
   load_output: { text: string; truncated: boolean };
 }
 
-async function prepareById(id: string, ctx: EngineContext, signal?: AbortSignal) {
+/**
+ * Runs the preview stages for a workflow ID. With `onlyIfTrusted`, an untrusted workflow stops before its
+ * code is loaded (`before` then holds what was learnt without running it).
+ */
+async function prepareById(
+  id: string,
+  ctx: EngineContext,
+  options: { signal?: AbortSignal; onlyIfTrusted: boolean },
+) {
   const found = await discoverWorkflows({
     cwd: ctx.cwd,
     chrysHome: ctx.chrysHome,
@@ -41,11 +49,21 @@ async function prepareById(id: string, ctx: EngineContext, signal?: AbortSignal)
     uid: ctx.uid,
   });
   const workflow = found.workflows.find((w) => w.id === id);
-  if (workflow === undefined) return { workflow: null, prepared: null, report: null };
+  if (workflow === undefined)
+    return { workflow: null, prepared: null, report: null, before: null, early: null };
   const report = new ReportBuilder(workflow.path);
   report.stage("resolve", []);
-  const prepared = await prepareWorkflow(targetOf(workflow), ctx, report, { signal, workdir: ctx.cwd });
-  return { workflow, prepared, report };
+  const seen: { before: BeforeLoad | null; early: TrustCheck | null } = { before: null, early: null };
+  const prepared = await prepareWorkflow(targetOf(workflow), ctx, report, {
+    signal: options.signal,
+    workdir: ctx.cwd,
+    beforeLoad: async (info) => {
+      seen.before = info;
+      seen.early = await checkTrust(info, ctx, null);
+      return !options.onlyIfTrusted || seen.early.trusted;
+    },
+  });
+  return { workflow, prepared, report, ...seen };
 }
 
 function textOf(path: string): string | null {
@@ -65,26 +83,34 @@ export async function previewWorkflow(
   ctx: EngineContext,
   signal?: AbortSignal,
 ): Promise<WorkflowPreview | null> {
-  const { workflow, prepared, report } = await prepareById(id, ctx, signal);
+  const { workflow, prepared, report, before, early } = await prepareById(id, ctx, {
+    signal,
+    onlyIfTrusted: true,
+  });
   if (workflow === null || report === null) return null;
   try {
-    const trust = prepared === null ? null : await checkTrust(prepared, ctx);
+    const trust = prepared === null ? early : await checkTrust(prepared, ctx, prepared.definition);
+    const known = prepared ?? before;
     return {
       id: workflow.id,
       source: workflow.source,
       layout: workflow.layout,
       path: workflow.path,
-      files: (prepared?.files ?? []).map((f) => ({ path: f.relPath, size: f.size, text: textOf(f.absPath) })),
+      files: (prepared?.files ?? (await readTarget(targetOf(workflow), { uid: ctx.uid })).files).map((f) => ({
+        path: f.relPath,
+        size: f.size,
+        text: textOf(f.absPath),
+      })),
       environment:
-        prepared === null
+        known === null
           ? null
           : {
-              requires_python: prepared.metadata?.requires_python?.specifier ?? null,
-              dependencies: prepared.metadata?.dependencies ?? [],
-              python: prepared.declaredPython,
-              interpreter: prepared.worker.hello.python.executable,
-              version: prepared.worker.hello.python.version,
-              platform: prepared.worker.hello.python.platform,
+              requires_python: known.metadata?.requires_python?.specifier ?? null,
+              dependencies: known.metadata?.dependencies ?? [],
+              python: known.declaredPython,
+              interpreter: known.hello.python.executable,
+              version: known.hello.python.version,
+              platform: known.hello.python.platform,
             },
       definition:
         prepared === null
@@ -118,7 +144,7 @@ export async function trustWorkflow(
   ctx: EngineContext,
   signal?: AbortSignal,
 ): Promise<{ ok: true; title: string } | { ok: false; diagnostics: Diagnostic[]; message: string }> {
-  const { workflow, prepared, report } = await prepareById(id, ctx, signal);
+  const { workflow, prepared, report } = await prepareById(id, ctx, { signal, onlyIfTrusted: false });
   if (workflow === null) return { ok: false, diagnostics: [], message: `no workflow with ID '${id}'` };
   if (prepared === null)
     return {
@@ -127,7 +153,7 @@ export async function trustWorkflow(
       message: `workflow '${id}' cannot be loaded`,
     };
   try {
-    const record = await confirmTrust(prepared as PreparedWorkflow, ctx);
+    const record = await confirmTrust(prepared, prepared.definition, ctx);
     return { ok: true, title: record.title };
   } finally {
     await prepared.worker.close();

@@ -1,7 +1,13 @@
 import { EventEmitter } from "node:events";
 import { readFileSync } from "node:fs";
 import { dirname, sep } from "node:path";
-import { type DiscoveredWorkflow, discoverWorkflows, readTarget, targetOf } from "@icode/workflow-discovery";
+import {
+  type DiscoveredWorkflow,
+  discoverWorkflows,
+  jsonDigest,
+  readTarget,
+  targetOf,
+} from "@icode/workflow-discovery";
 import { type Diagnostic, isWorkflowError } from "@icode/workflow-errors";
 import {
   createRun,
@@ -28,8 +34,14 @@ import { ReportBuilder } from "../validate/pipeline";
 import { type PreparedWorkflow, prepareWorkflow } from "../validate/prepare";
 import { systemClock } from "./clock";
 import { pythonExecutors } from "./python-executor";
-import { type FinishedRun, type RunRejectionCode, type RunReport, rejected } from "./report";
-import { checkTrust, confirmTrust } from "./trust";
+import {
+  type FinishedRun,
+  type RejectedRun,
+  type RunRejectionCode,
+  type RunReport,
+  rejected,
+} from "./report";
+import { checkTrust, confirmTrust, environmentOf, type TrustCheck, untrustedMessage } from "./trust";
 
 export const ENGINE_VERSION = "0.1.0";
 
@@ -202,16 +214,32 @@ async function execute(
     }
     const workspace = session?.workspace ?? workspaceOf(workflow, ctx.cwd);
 
-    // Preview: the validate stages, with the worker kept warm for the run.
+    // Preview: the validate stages, with the worker kept warm for the run. Trust is checked before any
+    // workflow code runs (source and environment), and again once the definition is built.
     const report = new ReportBuilder(workflow.path);
     const target = targetOf(workflow);
     report.stage("resolve", []);
+    let refusal: RejectedRun | null = null;
+    const refuse = (check: TrustCheck) =>
+      reject("trust_required", untrustedMessage(workflow.id, workflow.path, check), {
+        session_id: session?.session_id ?? null,
+        hint: `review the source, then run again with --trust: icode workflow run ${workflow.id} --trust`,
+      });
     prepared = await prepareWorkflow(target, ctx, report, {
       signal: preparation.signal,
       workdir: workspace,
       loadTimeoutMs: request.loadTimeoutMs,
+      beforeLoad: async (subject) => {
+        const early = await checkTrust(subject, ctx, null);
+        if (early.required && !early.trusted && !request.trust) {
+          refusal = refuse(early);
+          return false;
+        }
+        return true;
+      },
     });
     if (preparation.signal.aborted) return aborted();
+    if (refusal !== null) return refusal;
     const loadOutput = report.report.output;
     if (loadOutput.text !== "") events.emit("notice", { kind: "load_output", ...loadOutput });
     if (prepared === null) {
@@ -227,22 +255,11 @@ async function execute(
       );
     }
 
-    // Trust: custom workflows run only when the source, definition and environment were confirmed.
-    const trust = await checkTrust(prepared, ctx);
+    const trust = await checkTrust(prepared, ctx, prepared.definition);
     if (trust.required && !trust.trusted) {
-      if (!request.trust) {
-        const what =
-          trust.record === null
-            ? `workflow '${workflow.id}' (${workflow.path}) is not trusted yet`
-            : `workflow '${workflow.id}' changed since it was trusted (${trust.changed.join(", ")})`;
-        return reject("trust_required", what, {
-          session_id: session?.session_id ?? null,
-          hint: `review the source, then run again with --trust: icode workflow run ${workflow.id} --trust`,
-          load_output: loadOutput,
-        });
-      }
+      if (!request.trust) return { ...refuse(trust), load_output: loadOutput };
       try {
-        await confirmTrust(prepared, ctx);
+        await confirmTrust(prepared, prepared.definition, ctx);
       } catch (error) {
         if (!isWorkflowError(error)) throw error;
         return reject("trust_write_failed", error.message, {
@@ -288,8 +305,8 @@ async function execute(
         machine: py.machine,
         libc: py.libc,
         source_digest: prepared.sourceDigest,
-        environment_fingerprint: trust.state.environment_fingerprint,
-        definition_digest: trust.state.definition_digest,
+        environment_fingerprint: await environmentOf(prepared),
+        definition_digest: jsonDigest(prepared.definition),
       },
       input: { text: inputText, data: null },
       source: snapshotOf(prepared),
@@ -329,18 +346,26 @@ async function execute(
       ),
     );
 
+    // A record that cannot be written ends the run as storage_failed: a node diagnostics file that fails
+    // makes the next event write fail too, which the scheduler turns into that outcome.
+    let storageError: unknown = null;
     const executors = pythonExecutors(prepared.worker, {
       onOutput: (output) => {
-        recorder.writeNodeDiagnostics({
-          node_id: output.nodeId,
-          activation_id: output.activationId,
-          attempt: output.attempt,
-          phases: [{ phase: output.phase, stdout: output.stdout }],
-        });
+        try {
+          recorder.writeNodeDiagnostics({
+            node_id: output.nodeId,
+            activation_id: output.activationId,
+            attempt: output.attempt,
+            phases: [{ phase: output.phase, stdout: output.stdout }],
+          });
+        } catch (error) {
+          storageError ??= error;
+        }
       },
     });
     const sink = {
       write(event: EngineEvent) {
+        if (storageError !== null) throw storageError;
         recorder.write(event);
         try {
           events.emit(event.type, event as never);
@@ -380,16 +405,26 @@ async function execute(
     request.signal?.removeEventListener("abort", interrupt);
     const native = worker.native();
     let diagnostics: FinishedRun["diagnostics"] = { load: loadOutput, native };
+    let ended = outcome;
     try {
       recorder.finish({ outputs: outcome.outputs, output: { load: loadOutput, native } });
     } catch (error) {
-      diagnostics = { error: error instanceof Error ? error.message : String(error) };
+      // The final outputs could not be recorded: the run's records are incomplete, whatever its outcome.
+      const message = error instanceof Error ? error.message : String(error);
+      diagnostics = { error: message };
+      ended = {
+        ...outcome,
+        outcome: "storage_failed",
+        reason: "",
+        error: message,
+        error_class: "storage_failed",
+      };
     }
     await worker.close();
     await hook(
       runHooks(
         "workflow_run_end",
-        { ...hookBase, run_id: runId, outcome: outcome.outcome, reason: outcome.reason },
+        { ...hookBase, run_id: runId, outcome: ended.outcome, reason: ended.reason },
         { chrysHome: ctx.chrysHome, env: ctx.env },
       ),
     );
@@ -397,11 +432,11 @@ async function execute(
       status: "finished",
       session_id: session.session_id,
       run_id: runId,
-      outcome: outcome.outcome,
-      reason: outcome.reason,
-      node_id: outcome.node_id,
-      error: outcome.error,
-      error_class: outcome.error_class,
+      outcome: ended.outcome,
+      reason: ended.reason,
+      node_id: ended.node_id,
+      error: ended.error,
+      error_class: ended.error_class,
       duration: (Date.now() - begin) / 1000,
       diagnostics,
       outputs: outcome.outputs,

@@ -8,58 +8,84 @@ import {
   type TrustRecord,
   writeTrust,
 } from "@icode/workflow-discovery";
+import type { Definition } from "@icode/workflow-graph";
 import type { EngineContext } from "../context";
-import type { PreparedWorkflow } from "../validate/prepare";
+import type { BeforeLoad } from "../validate/prepare";
+
+/** What a trust confirmation is about: known before the workflow's code runs, except its definition. */
+export type TrustSubject = Pick<
+  BeforeLoad,
+  "target" | "sourceDigest" | "interpreterKind" | "interpreterCommand" | "declaredPython" | "hello"
+>;
+
+/** The environment fingerprint of clarification 24 for the interpreter a workflow runs in. */
+export async function environmentOf(subject: TrustSubject): Promise<string> {
+  const py = subject.hello.python;
+  return environmentFingerprint({
+    // The interpreter selected (declared, ICODE_PYTHON or python3 on PATH) as a path, links not followed,
+    // so pointing the workflow at another interpreter, even a venv of the same Python, needs trust again.
+    interpreter: `${subject.interpreterKind}:${subject.interpreterCommand}`,
+    interpreter_path: py.executable,
+    implementation: py.implementation,
+    python_version: py.version,
+    platform: py.platform,
+    machine: py.machine,
+    libc: py.libc === "" ? null : py.libc,
+    sdk_digest: await sdkDigest(),
+  });
+}
 
 export interface TrustCheck {
   /** Built-in workflows need no trust. */
   required: boolean;
+  /** A confirmation exists and matches every part compared. */
   trusted: boolean;
   /** What changed since the saved confirmation; empty when there is none or nothing changed. */
   changed: TrustPart[];
   record: TrustRecord | null;
-  state: { source_digest: string; definition_digest: string; environment_fingerprint: string };
 }
 
-/** The fingerprint of what a confirmation covers: source, built definition and environment (clarification 24). */
-export async function trustState(prepared: PreparedWorkflow): Promise<TrustCheck["state"]> {
-  const py = prepared.worker.hello.python;
-  return {
-    source_digest: prepared.sourceDigest,
-    definition_digest: jsonDigest(prepared.definition),
-    environment_fingerprint: environmentFingerprint({
-      // The interpreter selected (declared, ICODE_PYTHON or python3 on PATH) as a path, links not followed,
-      // so pointing the workflow at another interpreter, even a venv of the same Python, needs trust again.
-      interpreter: `${prepared.interpreterKind}:${prepared.interpreterCommand}`,
-      interpreter_path: py.executable,
-      implementation: py.implementation,
-      python_version: py.version,
-      platform: py.platform,
-      machine: py.machine,
-      libc: py.libc === "" ? null : py.libc,
-      sdk_digest: await sdkDigest(),
-    }),
-  };
-}
-
-export async function checkTrust(prepared: PreparedWorkflow, ctx: EngineContext): Promise<TrustCheck> {
-  const state = await trustState(prepared);
-  if (prepared.target.location === "builtin") {
-    return { required: false, trusted: true, changed: [], record: null, state };
-  }
-  const record = await readTrust(ctx.chrysHome, prepared.target.entry, { uid: ctx.uid });
-  const changed = record === null ? [] : compareTrust(record, state);
-  return { required: true, trusted: record !== null && changed.length === 0, changed, record, state };
+/**
+ * Compares the saved confirmation with the workflow as it is: source and environment always (before any
+ * workflow code runs), the built definition once it is known.
+ */
+export async function checkTrust(
+  subject: TrustSubject,
+  ctx: EngineContext,
+  definition: Definition | null,
+): Promise<TrustCheck> {
+  if (subject.target.location === "builtin")
+    return { required: false, trusted: true, changed: [], record: null };
+  const record = await readTrust(ctx.chrysHome, subject.target.entry, { uid: ctx.uid });
+  if (record === null) return { required: true, trusted: false, changed: [], record };
+  const changed = compareTrust(record, {
+    source_digest: subject.sourceDigest,
+    environment_fingerprint: await environmentOf(subject),
+    definition_digest: definition === null ? record.definition_digest : jsonDigest(definition),
+  });
+  return { required: true, trusted: changed.length === 0, changed, record };
 }
 
 /** Saves the confirmation of the workflow as it is now; later runs need no `--trust` until it changes. */
-export async function confirmTrust(prepared: PreparedWorkflow, ctx: EngineContext): Promise<TrustRecord> {
-  const state = await trustState(prepared);
+export async function confirmTrust(
+  subject: TrustSubject,
+  definition: Definition,
+  ctx: EngineContext,
+): Promise<TrustRecord> {
   return writeTrust(ctx.chrysHome, {
-    path: prepared.target.entry,
-    workflow_id: prepared.target.workflowId,
-    layout: prepared.target.layout,
-    title: prepared.definition.title,
-    ...state,
+    path: subject.target.entry,
+    workflow_id: subject.target.workflowId,
+    layout: subject.target.layout,
+    title: definition.title,
+    source_digest: subject.sourceDigest,
+    definition_digest: jsonDigest(definition),
+    environment_fingerprint: await environmentOf(subject),
   });
+}
+
+/** The message of a refusal for lack of trust. */
+export function untrustedMessage(id: string, path: string, check: TrustCheck): string {
+  return check.record === null
+    ? `workflow '${id}' (${path}) is not trusted yet`
+    : `workflow '${id}' changed since it was trusted (${check.changed.join(", ")})`;
 }

@@ -29,11 +29,28 @@ export interface PreparedWorkflow {
   interpreterCommand: string;
   interpreterKind: "default" | "user";
   worker: PythonWorker;
+  hello: PythonWorker["hello"];
   definition: Definition;
+}
+
+/** What is known once the interpreter started and before any workflow code runs (a trust gate needs it). */
+export interface BeforeLoad {
+  target: Target;
+  sourceDigest: string;
+  metadata: ScriptMetadata | null;
+  interpreterKind: "default" | "user";
+  interpreterCommand: string;
+  declaredPython: string | null;
+  hello: PythonWorker["hello"];
 }
 
 export interface PrepareOptions {
   signal?: AbortSignal;
+  /**
+   * Called after the `environment` stage, before the workflow's code is loaded: return `false` to stop
+   * (nothing of the workflow has run then; the worker is closed and `prepareWorkflow` returns `null`).
+   */
+  beforeLoad?: (info: BeforeLoad) => Promise<boolean>;
   /** The workspace the worker runs in (relative paths in nodes resolve against it). */
   workdir: string;
   loadTimeoutMs?: number;
@@ -120,6 +137,22 @@ export async function prepareWorkflow(
       return null;
     }
 
+    if (options.beforeLoad !== undefined) {
+      const go = await options.beforeLoad({
+        target,
+        sourceDigest: read.sourceDigest!,
+        metadata: meta.metadata,
+        interpreterKind: chosen.interpreter.kind,
+        interpreterCommand: chosen.interpreter.command,
+        declaredPython: chosen.interpreter.declared,
+        hello: worker.hello,
+      });
+      if (!go) {
+        await worker.close();
+        return null;
+      }
+    }
+
     // load
     const loaded = await worker.load(
       { entry: target.entry, packageDir: target.packageDir },
@@ -164,6 +197,7 @@ export async function prepareWorkflow(
       interpreterCommand: chosen.interpreter.command,
       interpreterKind: chosen.interpreter.kind,
       worker,
+      hello: worker.hello,
       definition,
     };
   } catch (error) {
