@@ -281,7 +281,12 @@ export const ResultMessageSchema = z.discriminatedUnion("ok", [
       passed: z.array(z.string()),
       value: WireValueSchema,
     }),
-    z.object({ ...resultBase, ok: z.literal(true), kind: z.literal("conditions"), passed: z.array(z.string()) }),
+    z.object({
+      ...resultBase,
+      ok: z.literal(true),
+      kind: z.literal("conditions"),
+      passed: z.array(z.string()),
+    }),
     z.object({ ...resultBase, ok: z.literal(true), kind: z.literal("until"), stop: z.boolean() }),
     z.object({ ...resultBase, ok: z.literal(true), kind: z.literal("combine"), value: WireValueSchema }),
   ]),
