@@ -66,19 +66,13 @@ describe("the engine API an embedding app uses", () => {
       title: "",
     });
 
+    // Before trust, a preview shows the source and the declared environment without running any of it.
     const preview = await engine.preview("flaky");
     expect(preview).toMatchObject({
       id: "flaky",
       source: "project",
       trust: { required: true, trusted: false, changed: [] },
-      definition: {
-        title: "Flaky",
-        nodes: [
-          { id: "first", kind: "python" },
-          { id: "flaky", kind: "python" },
-        ],
-        edges: 1,
-      },
+      definition: null,
     });
     expect(preview?.files.map((f) => f.path)).toEqual(["flaky.py"]);
     expect(preview?.files[0]?.text).toContain("def flaky(");
@@ -89,7 +83,18 @@ describe("the engine API an embedding app uses", () => {
 
     expect(await engine.trust("flaky")).toEqual({ ok: true, title: "Flaky" });
     expect((await engine.list()).workflows.find((w) => w.id === "flaky")?.title).toBe("Flaky");
-    expect((await engine.preview("flaky"))?.trust).toEqual({ required: true, trusted: true, changed: [] });
+    // Once trusted, previewing runs the top level and shows the built graph.
+    expect(await engine.preview("flaky")).toMatchObject({
+      trust: { required: true, trusted: true, changed: [] },
+      definition: {
+        title: "Flaky",
+        nodes: [
+          { id: "first", kind: "python" },
+          { id: "flaky", kind: "python" },
+        ],
+        edges: 1,
+      },
+    });
     // Trusted now: the run is accepted (and fails the first time by design, under the CLI's `fail` policy).
     const accepted = await engine.run({ workflowId: "flaky", input: "x" }).result;
     expect(accepted).toMatchObject({
