@@ -335,6 +335,17 @@ describe("icode workflow validate: shadowing and unreadable files", () => {
     expect(JSON.parse(stdout).stages[0]).toEqual({ name: "resolve", status: "pass" });
   });
 
+  it("reports diagnostics_truncated when a folder has more syntax errors than the report keeps", async () => {
+    const dir = tmpDir();
+    writeTree(dir, { "broken/broken.py": ECHO });
+    for (let i = 0; i < 60; i++) writeFileSync(join(dir, "broken", `m${i}.py`), "def f(:\n");
+    const { report, exitCode } = await validate(dir, "broken");
+    expect(exitCode).toBe(1);
+    expect(report.diagnostics_truncated).toBe(true);
+    expect(report.diagnostics.length).toBe(50);
+    expect(report.diagnostics.every((d) => d.code === "syntax_error")).toBe(true);
+  });
+
   /** Root reads anything, so as root the check runs the CLI as `nobody` over files that user owns. */
   function asUnprivileged(dir: string): { uid: number; gid: number } | undefined {
     if (process.getuid?.() !== 0) return undefined;

@@ -160,6 +160,7 @@ export async function prepareWorkflow(
     );
     report.report.output = { text: loaded.output.text, truncated: loaded.output.truncated };
     if (!loaded.ok) {
+      if (loaded.diagnostics_truncated) report.report.diagnostics_truncated = true;
       report.stage("load", loaded.diagnostics);
       await worker.close();
       return null;
