@@ -15,19 +15,22 @@ export function canonicalJson(value: unknown): string {
 }
 
 function compareCodePoints(a: string, b: string): number {
-  // Sorting by UTF-16 code units differs from code points only for astral vs. U+E000–U+FFFF; handle it.
   if (a === b) return 0;
-  const ia = a[Symbol.iterator]();
-  const ib = b[Symbol.iterator]();
-  for (;;) {
-    const x = ia.next();
-    const y = ib.next();
-    if (x.done) return y.done ? 0 : -1;
-    if (y.done) return 1;
-    const cx = x.value.codePointAt(0)!;
-    const cy = y.value.codePointAt(0)!;
-    if (cx !== cy) return cx - cy;
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x !== y) {
+      // UTF-16 unit order is code point order, except a surrogate (an astral character) against a unit in
+      // U+E000..U+FFFF: the astral character is the larger code point.
+      const xSurrogate = x >= 0xd800 && x <= 0xdfff;
+      const ySurrogate = y >= 0xd800 && y <= 0xdfff;
+      if (xSurrogate && !ySurrogate && y >= 0xe000) return 1;
+      if (ySurrogate && !xSurrogate && x >= 0xe000) return -1;
+      return x - y;
+    }
   }
+  return a.length - b.length;
 }
 
 function write(value: unknown, where: string, seen: Set<object>, out: string[]): void {

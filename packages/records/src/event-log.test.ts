@@ -83,6 +83,33 @@ describe("EventLog", () => {
     },
   );
 
+  it("appendSoon writes the lines of one event-loop turn together, in order with append", async () => {
+    const path = join(dir, "events.jsonl");
+    const log = EventLog.create(path);
+    log.appendSoon(ev(0));
+    log.appendSoon(ev(1));
+    expect(readFileSync(path, "utf8")).toBe("");
+    log.append(ev(2)); // flushes what waits first, so order holds
+    log.appendSoon(ev(3));
+    await new Promise((r) => setImmediate(r));
+    expect(readEventLog(path).events.map((e) => e.seq)).toEqual([0, 1, 2, 3]);
+    log.appendSoon(ev(4));
+    log.close(); // close writes what waits
+    expect(readEventLog(path).events.map((e) => e.seq)).toEqual([0, 1, 2, 3, 4]);
+  });
+
+  it.skipIf(process.platform !== "linux")(
+    "a failed deferred write is thrown by the next append",
+    async () => {
+      const log = EventLog.open("/dev/full");
+      log.appendSoon(ev(0));
+      await new Promise((r) => setImmediate(r));
+      expect(() => log.appendSoon(ev(1))).toThrow(expect.objectContaining({ code: "storage_failed" }));
+      expect(() => log.flushPending()).toThrow(/ENOSPC/);
+      expect(() => log.close()).toThrow(expect.objectContaining({ code: "storage_failed" }));
+    },
+  );
+
   it("reads a missing log as empty", () => {
     expect(readEventLog(join(dir, "none.jsonl"))).toEqual({ events: [], raw: [], warnings: [] });
   });

@@ -25,6 +25,12 @@ export class EventLog {
   #size: number;
   /** A failed write may have left a partial line that could not be cut off. */
   #torn = false;
+  /** Lines given to `appendSoon`, not written yet (one `write` for all of them, in order). */
+  #pending: string[] = [];
+  #pendingBytes = 0;
+  #scheduled = false;
+  /** A failed deferred write: every later append throws it. */
+  #failure: unknown = null;
 
   private constructor(path: string, fd: number, size: number, torn: boolean) {
     this.path = path;
@@ -65,15 +71,66 @@ export class EventLog {
 
   /** Appends one line of canonical JSON. Throws `storage_failed`; the log stays usable afterwards. */
   append(value: unknown): void {
+    this.flushPending();
+    this.#writeLines(this.#line(value));
+  }
+
+  /**
+   * Appends one line of canonical JSON with the next write of the log: at the end of this turn of the event
+   * loop, or at once when 1 MiB is waiting, or on `flushPending`, `sync` and `close`. Lines keep their
+   * order. A deferred write that fails is thrown by the next append (and by `flushPending`/`sync`).
+   */
+  appendSoon(value: unknown): void {
+    if (this.#failure !== null) throw this.#failure;
+    const line = this.#line(value);
+    this.#pending.push(line);
+    this.#pendingBytes += line.length;
+    if (this.#pendingBytes >= 1 << 20) {
+      this.flushPending();
+    } else if (!this.#scheduled) {
+      this.#scheduled = true;
+      setImmediate(() => {
+        this.#scheduled = false;
+        try {
+          this.flushPending();
+        } catch {
+          // Kept in #failure and thrown by the next append.
+        }
+      });
+    }
+  }
+
+  /** Writes the lines `appendSoon` holds. Throws `storage_failed` (also on every later call). */
+  flushPending(): void {
+    if (this.#failure !== null) throw this.#failure;
+    if (this.#pending.length === 0) return;
+    const text = this.#pending.join("\n");
+    this.#pending = [];
+    this.#pendingBytes = 0;
+    try {
+      this.#writeLines(text);
+    } catch (error) {
+      this.#failure = error;
+      throw error;
+    }
+  }
+
+  #line(value: unknown): string {
+    if (this.#fd === null) {
+      throw recordsError("storage_failed", `Cannot append to ${this.path}: the event log is closed.`);
+    }
+    try {
+      return canonicalJson(value);
+    } catch (cause) {
+      throw storageFailed("an event", this.path, cause);
+    }
+  }
+
+  /** Writes whole lines (joined with newlines, without the last one). */
+  #writeLines(line: string): void {
     const fd = this.#fd;
     if (fd === null) {
       throw recordsError("storage_failed", `Cannot append to ${this.path}: the event log is closed.`);
-    }
-    let line: string;
-    try {
-      line = canonicalJson(value);
-    } catch (cause) {
-      throw storageFailed("an event", this.path, cause);
     }
     const bytes = Buffer.from(this.#torn ? `\n${line}\n` : `${line}\n`, "utf8");
     let written = 0;
@@ -90,6 +147,7 @@ export class EventLog {
   /** Forces written events to disk. */
   sync(): void {
     if (this.#fd === null) return;
+    this.flushPending();
     try {
       fsyncSync(this.#fd);
     } catch (cause) {
@@ -101,17 +159,22 @@ export class EventLog {
   close(): void {
     const fd = this.#fd;
     if (fd === null) return;
-    this.#fd = null;
     let failure: unknown = null;
+    try {
+      this.flushPending();
+    } catch (error) {
+      failure = error;
+    }
+    this.#fd = null;
     try {
       fsyncSync(fd);
     } catch (cause) {
-      failure = cause;
+      failure ??= storageFailed("the event log", this.path, cause);
     }
     try {
       closeSync(fd);
     } catch {}
-    if (failure !== null) throw storageFailed("the event log", this.path, failure);
+    if (failure !== null) throw failure;
   }
 
   #cutBack(fd: number): void {

@@ -63,6 +63,21 @@ export class FsRunRecorder implements RunRecorder {
     this.append(event);
   }
 
+  /**
+   * Like `append`, but the line is written with the others of this turn of the event loop (one write
+   * instead of one per event: the scheduler emits several events per node). A failed write is thrown by a
+   * later `appendSoon`, `flush` or `finish`; events appended before it stay readable.
+   */
+  appendSoon(event: EngineEvent): void {
+    if (event.run_id !== this.runId) {
+      throw recordsError(
+        "storage_failed",
+        `Event ${event.seq} (${event.type}) belongs to run ${event.run_id}, but this recorder writes run ${this.runId}.`,
+      );
+    }
+    this.#log.appendSoon(summarized(event));
+  }
+
   async flush(): Promise<void> {
     this.#log.sync();
   }

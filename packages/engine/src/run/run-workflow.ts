@@ -366,7 +366,7 @@ async function execute(
     const sink = {
       write(event: EngineEvent) {
         if (storageError !== null) throw storageError;
-        recorder.write(event);
+        recorder.appendSoon(event);
         try {
           events.emit(event.type, event as never);
         } catch {
