@@ -1,0 +1,379 @@
+// Unit tests of the benchmark harness (node:test; no timing is asserted): statistics, targets, the table,
+// the run-result check, and that the generated workflows build with the shipped Python SDK.
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, test } from "node:test";
+import { checkRunResult } from "./lib/check.mjs";
+import { duration, renderTable, times } from "./lib/format.mjs";
+import { lastJsonLine } from "./lib/procs.mjs";
+import { buildTable, targetSummary } from "./lib/report.mjs";
+import { median, ratio, slope, summarize, target } from "./lib/stats.mjs";
+import { computeTargets } from "./lib/targets.mjs";
+import { chainSource, fanoutSource, loopSource, valueSource, writeManyProject } from "./lib/workflows.mjs";
+
+const REPO_ROOT = new URL("..", import.meta.url).pathname;
+
+describe("statistics", () => {
+  test("median of odd and even counts, unsorted input left alone", () => {
+    const input = [5, 1, 3];
+    assert.equal(median(input), 3);
+    assert.deepEqual(input, [5, 1, 3]);
+    assert.equal(median([4, 1, 3, 2]), 2.5);
+    assert.throws(() => median([]), RangeError);
+  });
+
+  test("summarize gives median, min, max and runs", () => {
+    assert.deepEqual(summarize([3, 1, 2]), {
+      median_ms: 2,
+      min_ms: 1,
+      max_ms: 3,
+      runs: 3,
+      samples_ms: [3, 1, 2],
+    });
+  });
+
+  test("slope removes the fixed cost of a run", () => {
+    // 150 ms fixed + 0.07 ms per node.
+    const t = (n) => 150 + 0.07 * n;
+    assert.ok(Math.abs(slope({ n: 1000, ms: t(1000) }, { n: 10000, ms: t(10000) }) - 0.07) < 1e-12);
+    assert.throws(() => slope({ n: 5, ms: 1 }, { n: 5, ms: 2 }), RangeError);
+  });
+
+  test("ratio is null for missing or non-positive denominators", () => {
+    assert.equal(ratio(3, 2), 1.5);
+    assert.equal(ratio(null, 2), null);
+    assert.equal(ratio(1, 0), null);
+    assert.equal(ratio(1, Number.NaN), null);
+  });
+
+  test("a target is met at its limit, not met above it or unmeasured, and n/a when it does not apply", () => {
+    assert.equal(target("t", 1.5, 1.5).met, true);
+    assert.equal(target("t", 1.51, 1.5).met, false);
+    assert.equal(target("t", null, 1.5).met, false);
+    assert.equal(target("t", null, 1, { applies: false }).met, null);
+    assert.deepEqual(Object.keys(target("t", 1, 2)), ["name", "ratio", "limit", "met"]);
+  });
+});
+
+/** Records of a run where every figure is chosen so that each target's ratio is known exactly. */
+function syntheticRecords({ dask = true } = {}) {
+  const ok = (id, median_ms, extra = {}) => ({ id, status: "ok", median_ms, ...extra });
+  const records = [
+    ok("floor/node-start", 40),
+    ok("floor/python-start", 20),
+    ok("floor/roundtrip-serial", 0.05),
+    ok("floor/roundtrip-pipelined", 0.02),
+    ok("floor/json-16mib", 100, { bytes: 16 * 2 ** 20 }),
+    ok("api/chain/1000", 200),
+    ok("api/chain/10000", 200 + 9000 * 0.06), // 60 µs per node: 1.2× serial
+    ok("api/fanout/1000", 100),
+    ok("api/fanout/10000", 100 + 9000 * 0.05), // 50 µs per node: 2.5× pipelined
+    ok("api/loop/1000", 100),
+    ok("api/loop/10000", 1300), // 13× growth
+    ok("langgraph/chain/1000", 200 * 25), // 25× faster
+    { id: "langgraph/fanout/1000", status: "dnf", bound_s: 120 },
+    ok("mastra/chain/1000", 200 * 4), // only 4× faster
+    { id: "mastra/fanout/1000", status: "error", note: "boom" },
+    ok("cli/validate/echo", 72), // 1.2 × 60
+    ok("cli/list/many", 80), // 2 × 40
+    ok("api/value/small", 50),
+    ok("api/value/big", 50 + 150), // 1.5 × floor (size-scaled)
+    ok("api/soak", 10, {
+      memory: { mark: { runs: 10, total_kib: 100_000 }, end: { runs: 1000, total_kib: 105_000 } },
+    }),
+  ];
+  if (dask) records.push(ok("dask/chain/1000", 250), ok("dask/fanout/1000", 50));
+  return records;
+}
+
+describe("targets", () => {
+  const options = {
+    apiSizes: [100, 1000, 10000],
+    valueBytes: 16 * 2 ** 20,
+    daskInstalled: true,
+    soakRuns: 1000,
+    soakMark: 10,
+  };
+
+  test("every target of the issue is computed once, each as ratio ≤ limit", () => {
+    const { targets } = computeTargets(syntheticRecords(), options);
+    assert.equal(targets.length, 15);
+    assert.equal(new Set(targets.map((t) => t.name)).size, 15);
+    for (const t of targets)
+      assert.ok(
+        ["name", "ratio", "limit", "met"].every((key) => key in t),
+        t.name,
+      );
+  });
+
+  test("ratios and verdicts follow the definitions", () => {
+    const { targets } = computeTargets(syntheticRecords(), options);
+    const find = (part) => {
+      const found = targets.filter((t) => t.name.includes(part));
+      assert.equal(found.length, 1, part);
+      return found[0];
+    };
+    const close = (t, expected, met) => {
+      assert.ok(Math.abs(t.ratio - expected) < 1e-9, `${t.name}: ${t.ratio} ≠ ${expected}`);
+      assert.equal(t.met, met, t.name);
+    };
+    close(find("Chain: per trivial"), 1.2, true);
+    close(find("Fan-out: per trivial"), 2.5, false);
+    close(find("Chain: time"), 3.7, true);
+    close(find("Loop: time"), 13, false);
+    close(find("chain of 1,000: ≥ 20× faster per node than LangGraph"), 1 / 25, true);
+    close(find("fan-out of 1,000: ≥ 20× faster per node than LangGraph"), 100 / 120_000, true);
+    assert.match(find("fan-out of 1,000: ≥ 20× faster per node than LangGraph").note, /upper bound/);
+    close(find("chain of 1,000: ≥ 5× faster per node than Mastra"), 1 / 4, false);
+    const broken = find("fan-out of 1,000: ≥ 5× faster per node than Mastra");
+    assert.equal(broken.ratio, null);
+    assert.equal(broken.met, false);
+    assert.match(broken.note, /mastra\/fanout\/1000 error \(boom\)/);
+    close(find("chain of 1,000: no slower than dask"), 200 / 250, true);
+    close(find("fan-out of 1,000: no slower than dask"), 2, false);
+    close(find("validate cold"), 1.2, true);
+    close(find("list over 1,000"), 2, false);
+    close(find("16 MiB value"), 1.5, true);
+    close(find("engine RSS"), 1.05, true);
+  });
+
+  test("the large-value floor is scaled to the size of the value actually moved", () => {
+    const { targets } = computeTargets(syntheticRecords(), { ...options, valueBytes: 8 * 2 ** 20 });
+    const t = targets.find((x) => x.name.startsWith("16 MiB"));
+    assert.ok(Math.abs(t.ratio - 3) < 1e-9); // 150 ms added / (100 ms × 0.5)
+    assert.equal(t.met, true);
+  });
+
+  test("without dask its targets do not apply; without engine runs the others are not met", () => {
+    const { targets } = computeTargets(syntheticRecords({ dask: false }), {
+      ...options,
+      daskInstalled: false,
+    });
+    const daskTargets = targets.filter((t) => t.name.includes("dask"));
+    assert.equal(daskTargets.length, 2);
+    for (const t of daskTargets) assert.equal(t.met, null);
+    const empty = computeTargets([], { ...options, daskInstalled: false }).targets;
+    assert.equal(empty.length, 15);
+    for (const t of empty) assert.ok(t.met === null || (t.met === false && t.ratio === null), t.name);
+    assert.equal(
+      targetSummary(empty),
+      "Targets met: 0 of 13 (2 not applicable). Not met (✗ in the table): 13.",
+    );
+  });
+});
+
+describe("table", () => {
+  test("renderTable pads columns, escapes pipes and marks sections", () => {
+    const text = renderTable(["A", "Bee"], [{ section: "S" }, ["x|y", "1"]]);
+    assert.equal(
+      text,
+      ["| A     | Bee |", "|-------|-----|", "| **S** |     |", "| x\\|y  | 1   |"].join("\n"),
+    );
+  });
+
+  test("buildTable shows statuses and puts each target on its row", () => {
+    const records = [
+      {
+        id: "floor/node-start",
+        group: "floors",
+        label: "Node start",
+        status: "ok",
+        median_ms: 40,
+        min_ms: 39,
+        max_ms: 41,
+        runs: 3,
+        nodes: null,
+        peak_rss_kib: 40 * 1024,
+        note: "",
+      },
+      {
+        id: "langgraph/chain/10000",
+        group: "langgraph",
+        label: "chain of 10,000",
+        status: "dnf",
+        bound_s: 120,
+        note: "did not finish within 120 s",
+      },
+    ];
+    records.push(
+      {
+        id: "floor/roundtrip-serial",
+        group: "floors",
+        label: "serial",
+        status: "ok",
+        median_ms: 0.05,
+        min_ms: 0.05,
+        max_ms: 0.05,
+        runs: 1,
+      },
+      {
+        id: "api/chain/1000",
+        group: "engine-api",
+        label: "chain of 1,000",
+        status: "ok",
+        shape: "chain",
+        nodes: 1000,
+        median_ms: 100,
+        min_ms: 90,
+        max_ms: 110,
+        runs: 3,
+      },
+      {
+        id: "cli/list/many",
+        group: "commands",
+        label: "list",
+        status: "ok",
+        median_ms: 60,
+        min_ms: 60,
+        max_ms: 60,
+        runs: 1,
+      },
+    );
+    const text = buildTable(records, {
+      annotations: [
+        { id: "floor/node-start", text: "TARGET-X" },
+        { id: "api/chain/10000", text: "✗ not measured: TARGET-Y" },
+      ],
+    });
+    const lines = text.split("\n");
+    assert.match(
+      lines.find((l) => l.includes("chain of 1,000")),
+      /\| 100 µs +\| 2\.00× serial RT +\|/,
+    );
+    assert.match(
+      lines.find((l) => l.includes("| list")),
+      /1\.50× Node start/,
+    );
+    const orphan = lines.findIndex((l) => l.includes("TARGET-Y"));
+    assert.ok(orphan > lines.findIndex((l) => l.includes("Targets whose workloads did not run")));
+    assert.ok(orphan > 0);
+    assert.match(
+      lines.find((l) => l.includes("Node start")),
+      /40\.0 ms .*39\.0 ms – 41\.0 ms .*40 MiB .*TARGET-X/,
+    );
+    assert.match(
+      lines.find((l) => l.includes("chain of 10,000")),
+      /did not finish \(> 120 s\)/,
+    );
+  });
+
+  test("durations and ratios are formatted for people", () => {
+    assert.equal(duration(0.0682), "68.2 µs");
+    assert.equal(duration(12.34), "12.3 ms");
+    assert.equal(duration(1520), "1.52 s");
+    assert.equal(duration(null), "–");
+    assert.equal(duration(999.6), "1.00 s");
+    assert.equal(duration(0.9996), "1.00 ms");
+    assert.equal(duration(107_000), "107 s");
+    assert.equal(duration(2_334_400), "2334 s");
+    assert.equal(times(1.234), "1.23×");
+    assert.equal(times(0.031), "0.031×");
+  });
+});
+
+describe("run results", () => {
+  const completed = (output) => ({
+    outcome: "completed",
+    outputs: [{ node_id: "n", activation_id: "n@iter#1", ...output }],
+  });
+
+  test("a completed run with the expected output passes", () => {
+    checkRunResult(completed({ text: "x", data: null }), { kind: "echo", text: "x" });
+    checkRunResult(completed({ text: "## b0\nx\n\n## b1\nx", data: null }), { kind: "fanout", n: 2 });
+    checkRunResult(completed({ text: "", data: ["abc", "abc", "abc", "abc"] }), { kind: "value", part: 3 });
+  });
+
+  test("any other outcome or output fails with what was found", () => {
+    assert.throws(
+      () =>
+        checkRunResult(
+          { outcome: "node_failed", node_id: "n3", error: "boom", outputs: [] },
+          { kind: "echo", text: "x" },
+        ),
+      /outcome "node_failed".*n3 · boom/,
+    );
+    assert.throws(
+      () => checkRunResult(completed({ text: "y" }), { kind: "echo", text: "x" }),
+      /output text "y"/,
+    );
+    assert.throws(
+      () => checkRunResult(completed({ text: "## b0\nx" }), { kind: "fanout", n: 2 }),
+      /1 sections, expected 2/,
+    );
+    assert.throws(
+      () => checkRunResult(completed({ data: ["a"] }), { kind: "value", part: 1 }),
+      /expected 4 × 1/,
+    );
+    assert.throws(
+      () => checkRunResult({ outcome: "completed", outputs: [] }, { kind: "echo", text: "x" }),
+      /0 outputs/,
+    );
+    assert.throws(
+      () =>
+        checkRunResult(
+          { status: "rejected", code: "trust_required", message: "not trusted", hint: null },
+          { kind: "echo", text: "x" },
+        ),
+      /run rejected: trust_required: not trusted/,
+    );
+  });
+
+  test("lastJsonLine reads the final line of a process's output", () => {
+    assert.deepEqual(lastJsonLine('noise\n{"a":1}\n\n'), { a: 1 });
+    assert.equal(lastJsonLine("not json\n"), null);
+    assert.equal(lastJsonLine(""), null);
+  });
+});
+
+describe("generated workflows", () => {
+  test("build with the shipped chrys.workflows SDK into the intended graphs", () => {
+    const dir = mkdtempSync(join(tmpdir(), "icode-bench-test-"));
+    try {
+      const files = {
+        chain: chainSource(50),
+        fanout: fanoutSource(50),
+        loop: loopSource(7),
+        value: valueSource(10),
+      };
+      for (const [name, source] of Object.entries(files)) writeFileSync(join(dir, `${name}.py`), source);
+      const script = [
+        "import json, runpy, sys",
+        "out = {}",
+        "for name in ['chain', 'fanout', 'loop', 'value']:",
+        "    d = runpy.run_path(sys.argv[1] + '/' + name + '.py')['workflow'].definition.to_manifest()",
+        "    out[name] = {'nodes': len(d['nodes']), 'edges': len(d['edges']), 'outputs': d['outputs'],",
+        "                 'loops': [n['max_iterations'] for n in d['nodes'] if n['kind'] == 'loop']}",
+        "print(json.dumps(out))",
+      ].join("\n");
+      const python = spawnSync(process.env.ICODE_PYTHON || "python3", ["-c", script, dir], {
+        env: { ...process.env, PYTHONPATH: join(REPO_ROOT, "python") },
+        encoding: "utf8",
+      });
+      assert.equal(python.status, 0, python.stderr);
+      const built = JSON.parse(python.stdout);
+      assert.deepEqual(built.chain, { nodes: 50, edges: 49, outputs: ["n49"], loops: [] });
+      // src + 50 branches + join + sink; src → each branch, each branch → join, join → sink.
+      assert.deepEqual(built.fanout, { nodes: 53, edges: 101, outputs: ["sink"], loops: [] });
+      assert.deepEqual(built.loop.loops, [7]);
+      assert.deepEqual(built.value.outputs, ["n9"]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test("the many-workflow project mixes single files and workflow folders", () => {
+    const dir = mkdtempSync(join(tmpdir(), "icode-bench-test-"));
+    try {
+      const { first } = writeManyProject(dir, 20);
+      const entries = readdirSync(join(dir, ".chrys", "workflows"), { withFileTypes: true });
+      assert.equal(entries.length, 20);
+      assert.equal(entries.filter((e) => e.isDirectory()).length, 2);
+      assert.equal(first, join(".chrys", "workflows", "wf-0000.py"));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,179 @@
+// The issue's targets, each a ratio of two figures measured in the same run. Every target is written as
+// `ratio ≤ limit` (a speed-up "≥ 20× faster" is `engine / peer ≤ 0.05`). Pure: records in, targets out.
+import { count, duration, mib, times } from "./format.mjs";
+import { ratio, slope, target } from "./stats.mjs";
+
+/**
+ * Computes the targets from the records of one run. Returns `{ targets, annotations }`: `targets` for
+ * latest.json (`{ name, ratio, limit, met, note? }`), `annotations` as `{ id, text }` naming the table row
+ * that shows each one.
+ */
+export function computeTargets(records, { apiSizes, valueBytes, daskInstalled, soakRuns, soakMark }) {
+  const byId = new Map(records.map((r) => [r.id, r]));
+  const ok = (id) => {
+    const r = byId.get(id);
+    return r && r.status === "ok" ? r : null;
+  };
+  const ms = (id) => ok(id)?.median_ms ?? null;
+  const why = (...ids) => {
+    const bad = ids
+      .map((id) => byId.get(id) ?? { id, status: "missing", note: "not measured" })
+      .find((r) => r.status !== "ok");
+    return bad ? `not measured: ${bad.id} ${bad.status}${bad.note ? ` (${bad.note})` : ""}` : undefined;
+  };
+  const targets = [];
+  const annotations = [];
+  const add = (id, t, text) => {
+    targets.push(t);
+    if (t.met === null) annotations.push({ id, text: `n/a: ${t.name}` });
+    else if (t.ratio === null) annotations.push({ id, text: `✗ not measured: ${t.name}` });
+    else annotations.push({ id, text: `${text} (limit ${t.limit}) ${t.met ? "✓ met" : "✗ NOT met"}` });
+  };
+
+  const [mid, top] = apiSizes.slice(-2);
+  const span = `t(${count(top)}) − t(${count(mid)})`;
+
+  // Per node against the raw round trip: the marginal cost of one more node.
+  for (const [shape, floorId, limit, floorName] of [
+    ["chain", "floor/roundtrip-serial", 1.5, "serial"],
+    ["fanout", "floor/roundtrip-pipelined", 2, "pipelined"],
+  ]) {
+    const a = ms(`api/${shape}/${mid}`);
+    const b = ms(`api/${shape}/${top}`);
+    const floor = ms(floorId);
+    const perNode = a !== null && b !== null ? slope({ n: mid, ms: a }, { n: top, ms: b }) : null;
+    const r = perNode === null ? null : ratio(perNode, floor);
+    const label = shape === "chain" ? "Chain" : "Fan-out";
+    const note =
+      r === null
+        ? why(`api/${shape}/${mid}`, `api/${shape}/${top}`, floorId)
+        : `marginal cost per node (${span}) / ${count(top - mid)} = ${duration(perNode)}; ${floorName} round trip ${duration(floor)}`;
+    add(
+      `api/${shape}/${top}`,
+      target(`${label}: per trivial Python node ≤ ${limit}× the ${floorName} raw round trip`, r, limit, {
+        note,
+      }),
+      `${r === null ? "–" : `${duration(perNode)}/node = ${times(r)}`} ${floorName} round trip`,
+    );
+  }
+
+  // Linear growth.
+  for (const shape of ["chain", "fanout", "loop"]) {
+    const a = ms(`api/${shape}/${mid}`);
+    const b = ms(`api/${shape}/${top}`);
+    const r = a === null || b === null ? null : ratio(b, a);
+    const name = { chain: "Chain", fanout: "Fan-out", loop: "Loop" }[shape];
+    add(
+      `api/${shape}/${top}`,
+      target(`${name}: time(${count(top)}) / time(${count(mid)}) ≤ 12 (linear growth)`, r, 12, {
+        note: r === null ? why(`api/${shape}/${mid}`, `api/${shape}/${top}`) : undefined,
+      }),
+      `growth ${times(r)} from ${count(mid)}`,
+    );
+  }
+
+  // Against the peers, per node on the chain and fan-out of 1,000 (same N on both sides, so totals compare).
+  const peers = [
+    ["langgraph", "LangGraph JS", 20, true],
+    ["mastra", "Mastra", 5, true],
+    ["dask", "dask's threaded scheduler", 1, daskInstalled],
+  ];
+  for (const [group, name, factor, applies] of peers) {
+    for (const shape of ["chain", "fanout"]) {
+      const engineId = `api/${shape}/1000`;
+      const peerId = `${group}/${shape}/1000`;
+      const shapeName = shape === "chain" ? "chain" : "fan-out";
+      const limit = Number((1 / factor).toPrecision(3));
+      const title =
+        factor === 1
+          ? `${shapeName} of 1,000: no slower than ${name}`
+          : `${shapeName} of 1,000: ≥ ${factor}× faster per node than ${name}`;
+      if (!applies) {
+        add(
+          `${group}/absent`,
+          target(title, null, limit, { applies: false, note: `${name} is not installed` }),
+          title,
+        );
+        continue;
+      }
+      const engine = ms(engineId);
+      const peerRecord = byId.get(peerId);
+      let r = null;
+      let note;
+      if (engine !== null && peerRecord?.status === "ok") {
+        r = ratio(engine, peerRecord.median_ms);
+      } else if (engine !== null && peerRecord?.status === "dnf") {
+        r = ratio(engine, peerRecord.bound_s * 1000);
+        note = `${name} did not finish within ${peerRecord.bound_s} s: the ratio is an upper bound`;
+      } else {
+        note = why(engineId, peerId);
+      }
+      const speedup =
+        r === null ? "" : r <= 1 ? ` (${(1 / r).toFixed(1)}× faster)` : ` (${r.toFixed(1)}× slower)`;
+      add(peerId, target(title, r, limit, { note }), `engine / ${name} = ${times(r)}${speedup}`);
+    }
+  }
+
+  // Cold commands against process start.
+  {
+    const validate = ms("cli/validate/echo");
+    const node = ms("floor/node-start");
+    const python = ms("floor/python-start");
+    const r = validate === null || node === null || python === null ? null : ratio(validate, node + python);
+    add(
+      "cli/validate/echo",
+      target("validate cold on one workflow ≤ 1.3× (Node start + Python start)", r, 1.3, {
+        note: r === null ? why("cli/validate/echo", "floor/node-start", "floor/python-start") : undefined,
+      }),
+      `${times(r)} (Node start + Python start)`,
+    );
+    const list = ms("cli/list/many");
+    const rl = list === null || node === null ? null : ratio(list, node);
+    add(
+      "cli/list/many",
+      target("list over 1,000 workflows ≤ 1.5× Node start", rl, 1.5, {
+        note: rl === null ? why("cli/list/many", "floor/node-start") : undefined,
+      }),
+      `${times(rl)} Node start`,
+    );
+  }
+
+  // The large value: what it adds to the same 10-node chain, against the JSON floor scaled to its size.
+  {
+    const big = ms("api/value/big");
+    const small = ms("api/value/small");
+    const floorRecord = ok("floor/json-16mib");
+    const floor = floorRecord ? (floorRecord.median_ms * valueBytes) / floorRecord.bytes : null;
+    const added = big !== null && small !== null ? big - small : null;
+    const r = added === null ? null : ratio(added, floor);
+    add(
+      "api/value/big",
+      target("16 MiB value through a 10-node chain ≤ 3× the JSON encode/decode floor", r, 3, {
+        note:
+          r === null
+            ? why("api/value/big", "api/value/small", "floor/json-16mib")
+            : `added by the value: ${duration(added)} (large − small run); floor ${duration(floor)} for ${(valueBytes / 2 ** 20).toFixed(2)} MiB`,
+      }),
+      `${duration(added)} added = ${times(r)} JSON floor`,
+    );
+  }
+
+  // Memory after many runs.
+  {
+    const soak = ok("api/soak");
+    const mark = soak?.memory?.mark;
+    const end = soak?.memory?.end;
+    const r = mark && end ? ratio(end.total_kib, mark.total_kib) : null;
+    add(
+      "api/soak",
+      target(`engine RSS after ${count(soakRuns)} runs within 10% of RSS after ${soakMark}`, r, 1.1, {
+        note:
+          r === null
+            ? why("api/soak")
+            : `RSS ${mib(mark.total_kib)} after ${mark.runs} runs, ${mib(end.total_kib)} after ${end.runs} (process and live children, after GC)`,
+      }),
+      `RSS ${mib(mark?.total_kib)} → ${mib(end?.total_kib)} = ${times(r)}`,
+    );
+  }
+  return { targets, annotations };
+}
