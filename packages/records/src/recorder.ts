@@ -78,6 +78,11 @@ export class FsRunRecorder implements RunRecorder {
     this.#log.appendSoon(summarized(event));
   }
 
+  /** Writes the events `appendSoon` holds now (for example before a node's code starts). Throws `storage_failed`. */
+  flushPending(): void {
+    this.#log.flushPending();
+  }
+
   async flush(): Promise<void> {
     this.#log.sync();
   }

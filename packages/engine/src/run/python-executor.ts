@@ -14,6 +14,11 @@ export interface AttemptOutput {
 export interface PythonExecutorOptions {
   /** Called with every call's captured `print()` output that is not empty. */
   onOutput(output: AttemptOutput): void;
+  /**
+   * Called before any call is sent to the worker: the run's events so far must be on disk before user code
+   * runs (a process killed during a node still shows that the node started).
+   */
+  beforeCall?: () => void;
   /** Threads of timed-out calls still running in the worker; more than this and the worker counts as lost. */
   maxLeakedThreads?: number;
 }
@@ -34,6 +39,7 @@ export function pythonExecutors(worker: PythonWorker, options: PythonExecutorOpt
     extra: Parameters<PythonWorker["invoke"]>[1] = {},
   ): Promise<InvokeOutcome | NodeError> {
     try {
+      options.beforeCall?.();
       return await worker.invoke(request, { ...extra, signal: io.signal });
     } catch (error) {
       if (isWorkflowError(error) && error.code === "worker_lost") {

@@ -350,6 +350,13 @@ async function execute(
     // makes the next event write fail too, which the scheduler turns into that outcome.
     let storageError: unknown = null;
     const executors = pythonExecutors(prepared.worker, {
+      beforeCall: () => {
+        try {
+          recorder.flushPending();
+        } catch (error) {
+          storageError ??= error;
+        }
+      },
       onOutput: (output) => {
         try {
           recorder.writeNodeDiagnostics({
