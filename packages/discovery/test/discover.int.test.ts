@@ -2,26 +2,20 @@ import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { type DiscoveryOptions, DiscoveryResultSchema, discoverWorkflows, LIMITS } from "../src/index";
-import { fifo, link, ownedBySomeoneElse, sparse, tempDir, withoutRoot, writeTree } from "./support/fs";
+import {
+  fifo,
+  link,
+  ownedBySomeoneElse,
+  setupLocations,
+  sparse,
+  tempDir,
+  withoutRoot,
+  writeTree,
+} from "./support/fs";
 
 const WF = "print('workflow')\n";
 
-/** A project (the working directory), a configuration directory and a built-in folder, all empty. */
-function setup(): DiscoveryOptions & { project: string; global: string; builtin: string } {
-  const root = tempDir();
-  const cwd = path.join(root, "project");
-  const chrysHome = path.join(root, "home", ".chrys");
-  const builtinDir = path.join(root, "builtin");
-  for (const dir of [cwd, chrysHome, builtinDir]) mkdirSync(dir, { recursive: true });
-  return {
-    cwd,
-    chrysHome,
-    builtinDir,
-    project: path.join(cwd, ".chrys", "workflows"),
-    global: path.join(chrysHome, "workflows"),
-    builtin: builtinDir,
-  };
-}
+const setup = setupLocations;
 
 async function discover(options: DiscoveryOptions) {
   return DiscoveryResultSchema.parse(await discoverWorkflows(options));

@@ -1,26 +1,12 @@
-import { chmodSync, mkdirSync } from "node:fs";
+import { chmodSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { type DiscoveryOptions, ResolveResultSchema, resolveTarget } from "../src/index";
-import { fifo, link, tempDir, writeTree } from "./support/fs";
+import { fifo, link, setupLocations, tempDir, writeTree } from "./support/fs";
 
 const WF = "print('workflow')\n";
 
-function setup(): DiscoveryOptions & { project: string; global: string; builtin: string } {
-  const root = tempDir();
-  const cwd = path.join(root, "project");
-  const chrysHome = path.join(root, "home", ".chrys");
-  const builtinDir = path.join(root, "builtin");
-  for (const dir of [cwd, chrysHome, builtinDir]) mkdirSync(dir, { recursive: true });
-  return {
-    cwd,
-    chrysHome,
-    builtinDir,
-    project: path.join(cwd, ".chrys", "workflows"),
-    global: path.join(chrysHome, "workflows"),
-    builtin: builtinDir,
-  };
-}
+const setup = setupLocations;
 
 async function resolve(given: string, options: DiscoveryOptions) {
   return ResolveResultSchema.parse(await resolveTarget(given, options));

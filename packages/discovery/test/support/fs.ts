@@ -3,6 +3,7 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, truncateSync, w
 import os from "node:os";
 import path from "node:path";
 import { afterEach } from "vitest";
+import type { DiscoveryOptions } from "../../src/index";
 
 const made: string[] = [];
 
@@ -95,4 +96,21 @@ export function ownedBySomeoneElse(file: string): { uid: number } {
     return { uid: me };
   }
   return { uid: me + 1 };
+}
+
+/** A project (the working directory), a configuration directory and a built-in folder, all empty. */
+export function setupLocations(): DiscoveryOptions & { project: string; global: string; builtin: string } {
+  const root = tempDir();
+  const cwd = path.join(root, "project");
+  const chrysHome = path.join(root, "home", ".chrys");
+  const builtinDir = path.join(root, "builtin");
+  for (const dir of [cwd, chrysHome, builtinDir]) mkdirSync(dir, { recursive: true });
+  return {
+    cwd,
+    chrysHome,
+    builtinDir,
+    project: path.join(cwd, ".chrys", "workflows"),
+    global: path.join(chrysHome, "workflows"),
+    builtin: builtinDir,
+  };
 }
