@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { canonicalJson } from "./canonical-json";
+import { canonicalJson } from "@icode/canonical-json";
 import { storageFailed } from "./codes";
 
 /**

@@ -8,7 +8,7 @@ import {
   readSync,
   writeSync,
 } from "node:fs";
-import { canonicalJson } from "./canonical-json";
+import { canonicalJson } from "@icode/canonical-json";
 import { describeCause, recordsError, storageFailed } from "./codes";
 import { type EngineEvent, EngineEventSchema } from "./engine-events";
 
@@ -25,9 +25,8 @@ export class EventLog {
   #size: number;
   /** A failed write may have left a partial line that could not be cut off. */
   #torn = false;
-  /** Lines given to `appendSoon`, not written yet (one `write` for all of them, in order). */
-  #pending: string[] = [];
-  #pendingBytes = 0;
+  /** Events given to `appendSoon`, not written yet (one `write` for all of them, in order). */
+  #pending: unknown[] = [];
   #scheduled = false;
   /** A failed deferred write: every later append throws it. */
   #failure: unknown = null;
@@ -76,16 +75,20 @@ export class EventLog {
   }
 
   /**
-   * Appends one line of canonical JSON with the next write of the log: at the end of this turn of the event
-   * loop, or at once when 1 MiB is waiting, or on `flushPending`, `sync` and `close`. Lines keep their
-   * order. A deferred write that fails is thrown by the next append (and by `flushPending`/`sync`).
+   * Appends one event with the next write of the log: at the end of this turn of the event loop, or on
+   * `flushPending`, `sync` and `close` (or at once when 4,096 are waiting). Events keep their order. The
+   * value is turned into its line only then, so the caller can send work to the Python worker first and
+   * the encoding overlaps with it; the value must not change in between (events are never changed after
+   * they are emitted). A deferred write that fails, or a value that is not JSON, is thrown by the next
+   * append (and by `flushPending`/`sync`).
    */
   appendSoon(value: unknown): void {
     if (this.#failure !== null) throw this.#failure;
-    const line = this.#line(value);
-    this.#pending.push(line);
-    this.#pendingBytes += line.length;
-    if (this.#pendingBytes >= 1 << 20) {
+    if (this.#fd === null) {
+      throw recordsError("storage_failed", `Cannot append to ${this.path}: the event log is closed.`);
+    }
+    this.#pending.push(value);
+    if (this.#pending.length >= 4096) {
       this.flushPending();
     } else if (!this.#scheduled) {
       this.#scheduled = true;
@@ -100,14 +103,15 @@ export class EventLog {
     }
   }
 
-  /** Writes the lines `appendSoon` holds. Throws `storage_failed` (also on every later call). */
+  /** Writes the events `appendSoon` holds. Throws `storage_failed` (also on every later call). */
   flushPending(): void {
     if (this.#failure !== null) throw this.#failure;
     if (this.#pending.length === 0) return;
-    const text = this.#pending.join("\n");
+    const values = this.#pending;
     this.#pending = [];
-    this.#pendingBytes = 0;
     try {
+      let text = this.#line(values[0]);
+      for (let i = 1; i < values.length; i++) text += `\n${this.#line(values[i])}`;
       this.#writeLines(text);
     } catch (error) {
       this.#failure = error;

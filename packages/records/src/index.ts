@@ -14,8 +14,9 @@
  * recorder.finish({ outputs: [], output: { load: { text: "", truncated: false }, native: { text: "", dropped_bytes: 0 } } });
  * (await store.readRun(session.session_id, recorder.runId)).end?.outcome; // → "completed"
  */
+
+export { canonicalJson } from "@icode/canonical-json";
 export { writeFileAtomic, writeJsonAtomic } from "./atomic";
-export { canonicalJson } from "./canonical-json";
 export { RECORDS_CODES, type RecordsCode, RecordsCodeSchema, type RecordsError } from "./codes";
 export {
   CapturedTextSchema,

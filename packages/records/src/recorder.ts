@@ -78,7 +78,7 @@ export class FsRunRecorder implements RunRecorder {
     this.#log.appendSoon(summarized(event));
   }
 
-  /** Writes the events `appendSoon` holds now (for example before a node's code starts). Throws `storage_failed`. */
+  /** Writes the events `appendSoon` holds now (for example once a node's call went out). Throws `storage_failed`. */
   flushPending(): void {
     this.#log.flushPending();
   }
