@@ -47,12 +47,12 @@ export function createEngine(options: EngineOptions): Engine {
       return exportTrajectory(sessionDir(ctx.chrysHome, sessionId), format);
     },
     async close() {
-      const sessions = [...tracker.started.values()];
+      const sessions = [...tracker.started];
       tracker.started.clear();
-      for (const { session, hookCwd } of sessions) {
+      for (const [sessionId, { workflowId, hookCwd }] of sessions) {
         await runHooks(
           "session_end",
-          { workflow_id: session.workflow_id, session_id: session.session_id, cwd: hookCwd },
+          { workflow_id: workflowId, session_id: sessionId, cwd: hookCwd },
           { chrysHome: ctx.chrysHome, env: ctx.env },
         );
       }

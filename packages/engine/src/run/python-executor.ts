@@ -15,10 +15,11 @@ export interface PythonExecutorOptions {
   /** Called with every call's captured `print()` output that is not empty. */
   onOutput(output: AttemptOutput): void;
   /**
-   * Called before any call is sent to the worker: the run's events so far must be on disk before user code
-   * runs (a process killed during a node still shows that the node started).
+   * Called right after each call was handed to the worker, in the same turn of the event loop: the run's
+   * events so far go to disk then (a process killed during a node still shows that the node started),
+   * and encoding them overlaps with the worker's work instead of delaying the call.
    */
-  beforeCall?: () => void;
+  afterSend?: () => void;
   /** Threads of timed-out calls still running in the worker; more than this and the worker counts as lost. */
   maxLeakedThreads?: number;
 }
@@ -39,8 +40,9 @@ export function pythonExecutors(worker: PythonWorker, options: PythonExecutorOpt
     extra: Parameters<PythonWorker["invoke"]>[1] = {},
   ): Promise<InvokeOutcome | NodeError> {
     try {
-      options.beforeCall?.();
-      return await worker.invoke(request, { ...extra, signal: io.signal });
+      const outcome = worker.invoke(request, { ...extra, signal: io.signal });
+      options.afterSend?.();
+      return await outcome;
     } catch (error) {
       if (isWorkflowError(error) && error.code === "worker_lost") {
         return { class: "worker_lost", message: error.message, retryable: false, traceback: null };

@@ -1,13 +1,7 @@
 import { EventEmitter } from "node:events";
 import { readFileSync } from "node:fs";
 import { dirname, sep } from "node:path";
-import {
-  type DiscoveredWorkflow,
-  discoverWorkflows,
-  jsonDigest,
-  readTarget,
-  targetOf,
-} from "@icode/workflow-discovery";
+import { type DiscoveredWorkflow, discoverWorkflows, readTarget, targetOf } from "@icode/workflow-discovery";
 import { type Diagnostic, isWorkflowError } from "@icode/workflow-errors";
 import {
   createRun,
@@ -41,7 +35,14 @@ import {
   type RunReport,
   rejected,
 } from "./report";
-import { checkTrust, confirmTrust, environmentOf, type TrustCheck, untrustedMessage } from "./trust";
+import {
+  checkTrust,
+  confirmTrust,
+  definitionDigest,
+  environmentOf,
+  type TrustCheck,
+  untrustedMessage,
+} from "./trust";
 
 export const ENGINE_VERSION = "0.1.0";
 
@@ -86,9 +87,12 @@ export interface ActiveRun {
   approveNode(activationId: string): ControlResult;
 }
 
-/** Sessions that started a run in this engine instance, for `session_end` when the engine closes. */
+/**
+ * Sessions that started a run in this engine instance, for `session_end` when the engine closes: only what
+ * that hook needs (a long-lived engine keeps one small entry per session, not the session's records).
+ */
 export interface SessionTracker {
-  started: Map<string, { session: Session; hookCwd: string }>;
+  started: Map<string, { workflowId: string; hookCwd: string }>;
 }
 
 export function runWorkflow(request: RunRequest, ctx: EngineContext, tracker: SessionTracker): ActiveRun {
@@ -306,7 +310,7 @@ async function execute(
         libc: py.libc,
         source_digest: prepared.sourceDigest,
         environment_fingerprint: await environmentOf(prepared),
-        definition_digest: jsonDigest(prepared.definition),
+        definition_digest: definitionDigest(prepared.definition),
       },
       input: { text: inputText, data: null },
       source: snapshotOf(prepared),
@@ -327,7 +331,7 @@ async function execute(
       for (const warning of warnings) events.emit("notice", { kind: "hook_warning", warning });
     };
     if (!tracker.started.has(session.session_id)) {
-      tracker.started.set(session.session_id, { session, hookCwd: workspace });
+      tracker.started.set(session.session_id, { workflowId: workflow.id, hookCwd: workspace });
       await hook(
         restored
           ? runHooks(
@@ -349,13 +353,20 @@ async function execute(
     // A record that cannot be written ends the run as storage_failed: a node diagnostics file that fails
     // makes the next event write fail too, which the scheduler turns into that outcome.
     let storageError: unknown = null;
+    let flushQueued = false;
     const executors = pythonExecutors(prepared.worker, {
-      beforeCall: () => {
-        try {
-          recorder.flushPending();
-        } catch (error) {
-          storageError ??= error;
-        }
+      afterSend: () => {
+        // Once per batch of calls sent together (a fan-out sends thousands in one turn), not per call.
+        if (flushQueued) return;
+        flushQueued = true;
+        queueMicrotask(() => {
+          flushQueued = false;
+          try {
+            recorder.flushPending();
+          } catch (error) {
+            storageError ??= error;
+          }
+        });
       },
       onOutput: (output) => {
         try {
