@@ -29,7 +29,7 @@ const ALL_SHAPES = ["chain", "fanout", "loop", "value-small", "value", "concurre
 
 /**
  * What each mode measures. A quick run keeps every target (the engine API still runs 10,000 nodes, once) and
- * drops what no target needs: sizes of 100, most repetitions, most CLI and peer workloads.
+ * drops what no target needs: most repetitions, most CLI and peer workloads, peers at 10,000.
  */
 const PLANS = {
   full: {
@@ -69,9 +69,9 @@ const PLANS = {
     jsonReps: 3,
     commandReps: 2,
     validateExamples: ["echo.py"],
-    apiSizes: [1_000, 10_000],
+    apiSizes: [100, 1_000, 10_000],
     apiShapes: ["chain", "fanout", "loop", "value-small", "value", "soak"],
-    apiReps: { 1000: 1, 10000: 1 },
+    apiReps: { 100: 1, 1000: 1, 10000: 1 },
     valueReps: 1,
     concurrentReps: 1,
     lightWarmup: true,
@@ -83,7 +83,7 @@ const PLANS = {
     cliReps: { 1000: 1 },
     cliValueReps: 1,
     cliWarmup: false,
-    peerSizes: [1_000],
+    peerSizes: [100, 1_000],
     peerShapes: ["chain", "fanout"],
     peerReps: 1,
     peerBoundS: 30,
