@@ -139,7 +139,11 @@ describe("targets", () => {
     close(find("Chain: time"), 3.7, true);
     close(find("Loop: time"), 13, false);
     close(find("chain of 1,000: ≥ 20× faster per node than LangGraph"), 1 / 25, true);
-    close(find("fan-out of 1,000: ≥ 20× faster per node than LangGraph"), 0.05 / ((120_000 - 10) / 900), true);
+    close(
+      find("fan-out of 1,000: ≥ 20× faster per node than LangGraph"),
+      0.05 / ((120_000 - 10) / 900),
+      true,
+    );
     assert.match(find("fan-out of 1,000: ≥ 20× faster per node than LangGraph").note, /lower bound/);
     close(find("chain of 1,000: ≥ 5× faster per node than Mastra"), 1 / 4, false);
     const broken = find("fan-out of 1,000: ≥ 5× faster per node than Mastra");

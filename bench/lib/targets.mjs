@@ -86,10 +86,16 @@ export function computeTargets(records, { apiSizes, valueBytes, daskInstalled, s
     const large = byId.get(`${group}/${shape}/1000`);
     if (small?.status !== "ok") return { value: null, bound: false };
     if (large?.status === "ok") {
-      return { value: slope({ n: 100, ms: small.median_ms }, { n: 1000, ms: large.median_ms }), bound: false };
+      return {
+        value: slope({ n: 100, ms: small.median_ms }, { n: 1000, ms: large.median_ms }),
+        bound: false,
+      };
     }
     if (large?.status === "dnf") {
-      return { value: slope({ n: 100, ms: small.median_ms }, { n: 1000, ms: large.bound_s * 1000 }), bound: true };
+      return {
+        value: slope({ n: 100, ms: small.median_ms }, { n: 1000, ms: large.bound_s * 1000 }),
+        bound: true,
+      };
     }
     return { value: null, bound: false };
   };
