@@ -24,7 +24,7 @@ from typing import (
 )
 
 from ._callables import check_callable
-from ._definition import DEFINITION_FORMAT, Manifest, Workflow, make_workflow
+from ._definition import DEFINITION_FORMAT, Manifest, Workflow, copy_json, make_workflow
 from ._errors import Note, Site, WorkflowDefinitionError, WorkflowDefinitionTypeError
 from ._handles import MAX_SAFE_INTEGER, NodeHandle, Retry
 from ._sites import SiteBudget, call_site
@@ -37,6 +37,10 @@ LoopBody = Callable[["BuilderScope"], Tuple[NodeHandle, NodeHandle]]
 
 _ON_EXHAUSTED = ("continue", "fail")
 _INPUT = "the input WorkflowValue"
+_CALLABLE_PREFIX = {"python": "node", "loop": "until", "join": "combine"}
+"""The key of a node's callable in ``Workflow._callables`` is ``<prefix>:<node id>``."""
+_NESTED_FIELDS = {"python": ("retry",), "agent": ("retry",), "join": ("sources",)}
+"""The fields of each node kind that hold a dict or a list (the others hold scalars)."""
 
 
 def _fail(rule: str, message: str, *, node: Optional[str] = None, type_error: bool = False) -> NoReturn:
@@ -76,7 +80,18 @@ class _Node:
         self.fn = fn
 
     def manifest(self) -> Manifest:
-        return {"id": self.id, "scope": self.scope, "site": self.site, "kind": self.kind, **self.fields}
+        """This node's manifest entry, sharing nothing with the builder (the definition keeps it as is)."""
+        site = self.site
+        entry = {
+            "id": self.id,
+            "scope": self.scope,
+            "site": None if site is None else dict(site),
+            "kind": self.kind,
+            **self.fields,
+        }
+        for field in _NESTED_FIELDS.get(self.kind, ()):
+            entry[field] = copy_json(entry[field])
+        return entry
 
 
 class _Edge:
@@ -99,12 +114,14 @@ class _Edge:
         self.fn = fn
 
     def manifest(self) -> Manifest:
+        """This edge's manifest entry, sharing nothing with the builder (the definition keeps it as is)."""
+        condition, site = self.condition, self.site
         return {
             "source": self.source,
             "target": self.target,
             "scope": self.scope,
-            "condition": self.condition,
-            "site": self.site,
+            "condition": None if condition is None else dict(condition),
+            "site": None if site is None else dict(site),
         }
 
 
@@ -261,6 +278,8 @@ class BuilderScope:
     def _check_timeout(self, timeout: object, call: str, node: str) -> Optional[float]:
         if timeout is None:
             return None
+        if type(timeout) is float and 0.0 < timeout < math.inf:  # the usual case, in one test
+            return timeout
         if not isinstance(timeout, (int, float)) or isinstance(timeout, bool):
             _fail(
                 "invalid_timeout",
@@ -336,20 +355,23 @@ class BuilderScope:
     def _plan_edges(self, call: str, planned: Sequence[Tuple[_Node, _Node]]) -> None:
         """Checks edges before any is added, so that a rejected call adds none of them."""
         graph = self._graph
+        loop = self._loop
         batch: Set[Tuple[str, str]] = set()
         for source, target in planned:
-            key = _edge_key(source.id, target.id)
-            self._check_scope(source, call, key)
-            self._check_scope(target, call, key)
+            # The edge's name (``src->dst``) is only made for a message: this runs once per edge.
+            if source.scope != loop or target.scope != loop:
+                self._check_scope(source, call, _edge_key(source.id, target.id))
+                self._check_scope(target, call, _edge_key(source.id, target.id))
             if source is target:
                 _fail(
                     "self_edge",
                     f"{call}: node {source.id!r} cannot connect to itself. To repeat work, wrap it in a "
                     "loop() instead.",
-                    node=key,
+                    node=_edge_key(source.id, target.id),
                 )
             pair = (source.id, target.id)
             if pair in graph.edge_keys or pair in batch:
+                key = _edge_key(source.id, target.id)
                 _fail(
                     "duplicate_edge",
                     f"{call}: the edge {key} is declared twice; an edge from the same source to the same "
@@ -363,7 +385,7 @@ class BuilderScope:
                     "join_destination_edge",
                     f"{call}: {target.id!r} is the destination of a join() (node {join_id!r}), so it cannot "
                     f"have other incoming edges. Add {source.id!r} to the join's sources instead.",
-                    node=key,
+                    node=_edge_key(source.id, target.id),
                 )
             batch.add(pair)
 
@@ -482,12 +504,12 @@ class BuilderScope:
         source = self._node_of(src, call, "src")
         target = self._node_of(dst, call, "dst")
         call = f"edge({source.id!r}, {target.id!r})"
-        key = _edge_key(source.id, target.id)
         if when is not None:
-            self._check_condition(when, f"when of {call}", key)
-        self._plan_edges(call, [(source, target)])
+            self._check_condition(when, f"when of {call}", _edge_key(source.id, target.id))
+        self._plan_edges(call, ((source, target),))
         condition = None if when is None else {"kind": "when"}
-        self._add_edges([(source, target, condition, when)], call_site())
+        graph = self._graph
+        graph.add_edge(_Edge(source.id, target.id, self._loop, condition, graph.sites.take(call_site()), when))
 
     def chain(self, *nodes: NodeHandle) -> None:
         """Connects the nodes in order: ``chain(a, b, c)`` is ``edge(a, b)`` then ``edge(b, c)``."""
@@ -623,7 +645,8 @@ class BuilderScope:
             )
         graph = self._graph
         for node in resolved:
-            self._check_scope(node, call, _edge_key(node.id, join_id))
+            if node.scope != self._loop:  # the edge's name is made for the message only
+                self._check_scope(node, call, _edge_key(node.id, join_id))
         self._check_scope(target, call, _edge_key(join_id, target.id))
         existing_join = graph.join_targets.get(target.id)
         if existing_join is not None or graph.incoming.get(target.id, 0) > 0:
@@ -896,8 +919,7 @@ class WorkflowBuilder(BuilderScope):
         for node in graph.nodes:
             if node.fn is None:
                 continue
-            prefix = {"python": "node", "loop": "until", "join": "combine"}[node.kind]
-            callables[f"{prefix}:{node.id}"] = node.fn
+            callables[f"{_CALLABLE_PREFIX[node.kind]}:{node.id}"] = node.fn
         for edge in graph.edges:
             if edge.fn is not None:
                 callables[f"edge:{_edge_key(edge.source, edge.target)}"] = edge.fn
@@ -912,6 +934,9 @@ class WorkflowBuilder(BuilderScope):
         graph = self._graph
         roots: List[Tuple[Optional[str], str]] = [(None, start)]
         roots += [(node.id, node.fields["entry"]) for node in graph.nodes if node.kind == "loop"]
+        members: Dict[Optional[str], List[_Node]] = {}  # by scope: one pass, not one per loop
+        for node in graph.nodes:
+            members.setdefault(node.scope, []).append(node)
         for scope, root in roots:
             seen = {root}
             pending = [root]
@@ -920,8 +945,8 @@ class WorkflowBuilder(BuilderScope):
                     if following not in seen:
                         seen.add(following)
                         pending.append(following)
-            for node in graph.nodes:
-                if node.scope == scope and node.id not in seen:
+            for node in members.get(scope, ()):
+                if node.id not in seen:
                     if scope is None:
                         where = f"from the start node {root!r}"
                         fix = f"Connect it with edge() from a node reachable from {root!r}, or remove it."
@@ -938,7 +963,6 @@ class WorkflowBuilder(BuilderScope):
 
     def _check_acyclic(self, successors: Dict[str, List[str]], notes: List[Note]) -> None:
         graph = self._graph
-        order = {node.id: index for index, node in enumerate(graph.nodes)}
         done: Set[str] = set()
         for root in graph.nodes:
             if root.id in done:
@@ -956,6 +980,7 @@ class WorkflowBuilder(BuilderScope):
                     continue
                 if following in on_path:
                     cycle = path[on_path[following] :]
+                    order = {node.id: index for index, node in enumerate(graph.nodes)}
                     first = min(range(len(cycle)), key=lambda i: order[cycle[i]])
                     cycle = cycle[first:] + cycle[:first]
                     shown = " -> ".join([*cycle, cycle[0]])

@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import inspect
+import weakref
+from types import FunctionType
 from typing import NoReturn, Optional, Tuple
 
 from ._errors import WorkflowDefinitionError, WorkflowDefinitionTypeError
@@ -56,6 +58,67 @@ def _is_generator_callable(fn: object) -> bool:
     return call is not None and (inspect.isgeneratorfunction(call) or inspect.isasyncgenfunction(call))
 
 
+class _Shape:
+    """What the checks need to know of one callable, whatever role it is declared in.
+
+    The signature is inspected only when a check needs it (a generator fails before that), and then once.
+    """
+
+    __slots__ = ("is_generator", "is_async", "inspected", "signature", "error", "problem", "positional")
+
+    def __init__(self, fn: object) -> None:
+        self.is_generator = _is_generator_callable(fn)
+        self.is_async = is_async_callable(fn)
+        self.inspected = False
+        self.signature: Optional[inspect.Signature] = None
+        self.error: Optional[Exception] = None  # why the signature cannot be inspected
+        self.problem: Optional[inspect.Parameter] = None  # the first parameter no caller can fill
+        self.positional = 0
+
+    def inspect(self, fn: object) -> None:
+        # Fields are set only once everything is known: two threads may inspect the same shape at once.
+        try:
+            signature = inspect.signature(fn)
+        except (TypeError, ValueError) as error:
+            self.error = error
+            self.inspected = True
+            return
+        problem = None
+        positional = 0
+        for parameter in signature.parameters.values():
+            kind = parameter.kind
+            if kind in _POSITIONAL:
+                if parameter.default is not inspect.Parameter.empty:
+                    problem = parameter
+                    break
+                positional += 1
+            elif kind != inspect.Parameter.KEYWORD_ONLY or parameter.default is inspect.Parameter.empty:
+                problem = parameter  # *args, **kwargs or a required keyword-only parameter
+                break
+        self.problem = problem
+        self.positional = positional
+        self.signature = signature
+        self.inspected = True
+
+
+# Plain functions are inspected once however many declarations use them: a workflow of 10,000 nodes sharing
+# one function would otherwise pay for inspect.signature (tens of µs) 10,000 times. An entry remembers the
+# code and defaults it was read from, so replacing them gets the function inspected again; attributes set by
+# decorators (``__wrapped__``, ``__signature__``) are expected not to change after the first declaration.
+_shapes: weakref.WeakKeyDictionary[FunctionType, Tuple[object, object, object, _Shape]] = weakref.WeakKeyDictionary()
+
+
+def _shape_of(fn: object) -> _Shape:
+    if type(fn) is not FunctionType:
+        return _Shape(fn)  # methods are new objects at each access; partials and other objects are rare
+    known = _shapes.get(fn)
+    if known is not None and known[0] is fn.__code__ and known[1] is fn.__defaults__ and known[2] is fn.__kwdefaults__:
+        return known[3]
+    shape = _Shape(fn)
+    _shapes[fn] = (fn.__code__, fn.__defaults__, fn.__kwdefaults__, shape)
+    return shape
+
+
 def check_callable(
     fn: object,
     *,
@@ -78,56 +141,54 @@ def check_callable(
             node=node,
             type_error=True,
         )
-    if _is_generator_callable(fn):
+    shape = _shape_of(fn)
+    if shape.is_generator:
         _fail(
             f"{role} must return its result, but {_describe(fn)} is a generator function (it uses "
             "'yield'); return the value instead of yielding it.",
             node=node,
         )
-    is_async = is_async_callable(fn)
-    if is_async and not allow_async:
+    if shape.is_async and not allow_async:
         _fail(
             f"{role} must be synchronous, but {_describe(fn)} is declared with 'async def'; "
             "define it with a plain 'def' (do any awaiting inside the node function instead).",
             node=node,
         )
-    try:
-        signature = inspect.signature(fn)
-    except (TypeError, ValueError) as error:
+    if not shape.inspected:
+        shape.inspect(fn)
+    signature = shape.signature
+    if signature is None:
         _fail(
-            f"{role}: the parameters of {_describe(fn)} cannot be inspected ({error}); wrap it in a "
+            f"{role}: the parameters of {_describe(fn)} cannot be inspected ({shape.error}); wrap it in a "
             f"function of your own taking {expects}.",
             node=node,
         )
-    shown = _Shown(fn, signature)
-    positional = []
-    for parameter in signature.parameters.values():
-        if parameter.kind == inspect.Parameter.VAR_POSITIONAL:
-            _fail(f"{role} cannot declare *{parameter.name} ({shown}); it must take {expects}.", node=node)
-        if parameter.kind == inspect.Parameter.VAR_KEYWORD:
-            _fail(f"{role} cannot declare **{parameter.name} ({shown}); it must take {expects}.", node=node)
-        if parameter.kind == inspect.Parameter.KEYWORD_ONLY and parameter.default is inspect.Parameter.empty:
+    problem = shape.problem
+    if problem is not None:
+        shown = _Shown(fn, signature)
+        if problem.kind == inspect.Parameter.VAR_POSITIONAL:
+            _fail(f"{role} cannot declare *{problem.name} ({shown}); it must take {expects}.", node=node)
+        if problem.kind == inspect.Parameter.VAR_KEYWORD:
+            _fail(f"{role} cannot declare **{problem.name} ({shown}); it must take {expects}.", node=node)
+        if problem.kind == inspect.Parameter.KEYWORD_ONLY:
             _fail(
-                f"{role} cannot have the required keyword-only parameter {parameter.name!r} ({shown}), "
+                f"{role} cannot have the required keyword-only parameter {problem.name!r} ({shown}), "
                 f"because nothing passes it; give it a default or remove it. It must take {expects}.",
                 node=node,
             )
-        if parameter.kind in _POSITIONAL:
-            if parameter.default is not inspect.Parameter.empty:
-                _fail(
-                    f"{role}: the positional parameter {parameter.name!r} of {shown} has a default "
-                    f"value; remove the default. It must take {expects}.",
-                    node=node,
-                )
-            positional.append(parameter)
-    if not min_positional <= len(positional) <= max_positional:
+        _fail(
+            f"{role}: the positional parameter {problem.name!r} of {shown} has a default "
+            f"value; remove the default. It must take {expects}.",
+            node=node,
+        )
+    positional = shape.positional
+    if not min_positional <= positional <= max_positional:
         count = (
             str(min_positional) if min_positional == max_positional else f"{min_positional} or {max_positional}"
         )
         _fail(
             f"{role} must take {count} positional parameter{'s' if max_positional > 1 else ''} "
-            f"({expects}), but {shown} takes {len(positional)}.",
+            f"({expects}), but {_Shown(fn, signature)} takes {positional}.",
             node=node,
         )
-    return is_async, len(positional)
-
+    return shape.is_async, positional

@@ -91,16 +91,36 @@ class EdgeDefinition(_Record):
 class WorkflowDefinition:
     """The built workflow definition: title, description, start, outputs, nodes and edges."""
 
-    __slots__ = ("_manifest", "_nodes", "_edges")
+    __slots__ = ("_manifest", "_views")
     _manifest: Manifest
-    _nodes: Tuple[NodeDefinition, ...]
-    _edges: Tuple[EdgeDefinition, ...]
+    _views: Optional[Tuple[Tuple[NodeDefinition, ...], Tuple[EdgeDefinition, ...], Dict[str, NodeDefinition]]]
 
     def __init__(self, manifest: Manifest) -> None:
-        manifest = copy_json(manifest)
+        self._own(copy_json(manifest))
+
+    @classmethod
+    def _owning(cls, manifest: Manifest) -> WorkflowDefinition:
+        """A definition that keeps ``manifest`` itself: the caller made it for this definition alone and
+        never changes it (copying a large manifest again would double the cost of ``build()``)."""
+        definition = object.__new__(cls)
+        definition._own(manifest)
+        return definition
+
+    def _own(self, manifest: Manifest) -> None:
         object.__setattr__(self, "_manifest", manifest)
-        object.__setattr__(self, "_nodes", tuple(NodeDefinition(node) for node in manifest["nodes"]))
-        object.__setattr__(self, "_edges", tuple(EdgeDefinition(edge) for edge in manifest["edges"]))
+        object.__setattr__(self, "_views", None)  # made when first asked for: the worker never reads them
+
+    def _get_views(
+        self,
+    ) -> Tuple[Tuple[NodeDefinition, ...], Tuple[EdgeDefinition, ...], Dict[str, NodeDefinition]]:
+        views = self._views
+        if views is None:
+            nodes = tuple(NodeDefinition(node) for node in self._manifest["nodes"])
+            edges = tuple(EdgeDefinition(edge) for edge in self._manifest["edges"])
+            by_id = {node._fields["id"]: node for node in nodes}
+            views = (nodes, edges, by_id)
+            object.__setattr__(self, "_views", views)
+        return views
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"WorkflowDefinition is read-only; cannot set {name!r}")
@@ -129,12 +149,12 @@ class WorkflowDefinition:
     @property
     def nodes(self) -> Tuple[NodeDefinition, ...]:
         """Nodes in declaration order (a loop before its body's nodes; a join node at its ``join()``)."""
-        return self._nodes
+        return self._get_views()[0]
 
     @property
     def edges(self) -> Tuple[EdgeDefinition, ...]:
         """Edges in declaration order."""
-        return self._edges
+        return self._get_views()[1]
 
     @property
     def build_site(self) -> Optional[Site]:
@@ -148,10 +168,7 @@ class WorkflowDefinition:
 
     def node(self, node_id: str) -> NodeDefinition:
         """The node with this ID (``KeyError`` if there is none)."""
-        for node in self._nodes:
-            if node.id == node_id:
-                return node
-        raise KeyError(node_id)
+        return self._get_views()[2][node_id]
 
     def to_manifest(self) -> Manifest:
         """The definition as JSON-ready data in the shape of ``DefinitionSchema`` (format 1); a fresh copy."""
@@ -160,7 +177,7 @@ class WorkflowDefinition:
     def __repr__(self) -> str:
         return (
             f"WorkflowDefinition(title={self.title!r}, start={self.start!r}, outputs={list(self.outputs)!r}, "
-            f"nodes={len(self._nodes)}, edges={len(self._edges)})"
+            f"nodes={len(self._manifest['nodes'])}, edges={len(self._manifest['edges'])})"
         )
 
 
@@ -170,9 +187,8 @@ _BUILD_TOKEN = object()
 class Workflow:
     """A built workflow, returned by ``WorkflowBuilder.build()``; assign it to the module's ``workflow``."""
 
-    __slots__ = ("_definition", "_callables", "_node_index")
+    __slots__ = ("_definition", "_callables")
     _definition: WorkflowDefinition
-    _node_index: Dict[str, Manifest]
 
     _callables: Dict[str, Callable[..., Any]]
     """The author's callables by key: ``node:<id>`` (a python node's ``fn``), ``edge:<src>-><dst>`` (a
@@ -183,11 +199,9 @@ class Workflow:
             raise TypeError("Workflow objects are created by WorkflowBuilder.build(); call wf.build() instead")
         manifest = cast(Manifest, args[1])
         callables = cast(Dict[str, Callable[..., Any]], args[2])
-        definition = WorkflowDefinition(manifest)
+        definition = WorkflowDefinition._owning(manifest)  # build() made it for this workflow
         object.__setattr__(self, "_definition", definition)
         object.__setattr__(self, "_callables", dict(callables))
-        index = {node["id"]: node for node in definition._manifest["nodes"]}
-        object.__setattr__(self, "_node_index", index)
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"Workflow is read-only; cannot set {name!r}")
@@ -200,14 +214,21 @@ class Workflow:
         """The built definition (read-only)."""
         return self._definition
 
+    def _shared_manifest(self) -> Manifest:
+        """The definition's own manifest, not a copy, for the worker to send and index: never change it."""
+        return self._definition._manifest
+
     def _node_meta(self, node_id: str) -> Manifest:
         """The manifest entry of node ``node_id`` (a copy); ``KeyError`` if the workflow has no such node."""
-        return copy_json(self._node_index[node_id])
+        return copy_json(self._definition._get_views()[2][node_id]._fields)
 
     def __repr__(self) -> str:
         definition = self._definition
-        return f"Workflow(title={definition.title!r}, nodes={len(definition.nodes)}, edges={len(definition.edges)})"
+        manifest = definition._manifest
+        return f"Workflow(title={definition.title!r}, nodes={len(manifest['nodes'])}, edges={len(manifest['edges'])})"
 
 
 def make_workflow(manifest: Manifest, callables: Dict[str, Callable[..., Any]]) -> Workflow:
+    """The workflow of a freshly built ``manifest``, which it keeps without a copy: the caller must hold no
+    part of it that anything could change later."""
     return Workflow(_BUILD_TOKEN, manifest, callables)

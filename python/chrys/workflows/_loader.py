@@ -108,7 +108,11 @@ def compile_files(paths: List[str]) -> Tuple[List[Dict[str, Any]], bool]:
 
 
 class Loaded:
-    """A workflow that loaded: its Definition manifest and the callables the engine invokes."""
+    """A workflow that loaded: its Definition manifest and the callables the engine invokes.
+
+    ``definition`` is the built workflow's own manifest, not a copy (a copy costs as much as building a large
+    workflow): it is only encoded and read, never changed.
+    """
 
     def __init__(self, definition: Dict[str, Any], callables: Dict[str, Callable[..., Any]], module: Any) -> None:
         self.definition = definition
@@ -238,5 +242,4 @@ def load_workflow(
         else:
             message = f"`workflow` is a {kind}, not a Workflow built by WorkflowBuilder.build()"
         return None, [diagnostic("missing_workflow", message, file=entry, hint=missing_hint)], False
-    definition = workflow.definition.to_manifest()
-    return Loaded(definition, dict(workflow._callables), module), [], False
+    return Loaded(workflow._shared_manifest(), dict(workflow._callables), module), [], False

@@ -12,7 +12,7 @@ import linecache
 import os
 import sys
 from types import CodeType, FrameType
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from ._errors import Site
 
@@ -23,9 +23,28 @@ _SDK_DIR = os.path.normcase(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _HAS_POSITIONS = sys.version_info >= (3, 11)
 
 _in_sdk_cache: Dict[str, bool] = {}
-# The positions of the last code object asked about: declarations mostly come from one module's code, and
-# listing a large module's positions once per declaration would cost O(declarations x code size).
-_positions_cache: List[Any] = [None, None]
+
+
+class _CodeSites:
+    """What is known of one code object: its instruction positions (listed once) and the sites of its calls.
+
+    A site depends only on the code object and the instruction (``f_lasti``), so a declaration made in a loop
+    (``[wf.python(f"n{i}", fn) for i in range(10_000)]``) computes it once instead of resolving the path and
+    reading the source line each time. Positions are kept per code object, so declarations alternating
+    between two functions do not list a large module's positions again at each call.
+    """
+
+    __slots__ = ("code", "positions", "sites")
+
+    def __init__(self, code: CodeType) -> None:
+        self.code = code  # keeps the code alive, so its id() stays this entry's
+        self.positions: Optional[List[Tuple[Optional[int], Optional[int], Optional[int], Optional[int]]]] = None
+        self.sites: Dict[int, Site] = {}
+
+
+_MAX_CACHED_CODES = 1024
+"""Bounds ``_code_sites`` for processes that build many workflows from generated code; past it, start over."""
+_code_sites: Dict[int, _CodeSites] = {}
 
 
 def _is_sdk_file(filename: str) -> bool:
@@ -39,9 +58,16 @@ def _is_sdk_file(filename: str) -> bool:
 def caller_frame() -> Optional[FrameType]:
     """The innermost frame whose code lives outside this package, or ``None`` if there is none."""
     frame: Optional[FrameType] = sys._getframe(1)
-    while frame is not None and _is_sdk_file(frame.f_code.co_filename):
+    known = _in_sdk_cache  # read inline: this runs at every declaration
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        inside = known.get(filename)
+        if inside is None:
+            inside = _is_sdk_file(filename)
+        if not inside:
+            return frame
         frame = frame.f_back
-    return frame
+    return None
 
 
 def _display_path(filename: str) -> str:
@@ -50,12 +76,11 @@ def _display_path(filename: str) -> str:
     return os.path.abspath(filename)
 
 
-def _positions(code: CodeType) -> List[Tuple[Optional[int], Optional[int], Optional[int], Optional[int]]]:
-    if _positions_cache[0] is not code:
-        _positions_cache[0] = code
-        _positions_cache[1] = list(code.co_positions())  # type: ignore[attr-defined]
-    positions: List[Tuple[Optional[int], Optional[int], Optional[int], Optional[int]]] = _positions_cache[1]
-    return positions
+def _new_code_entry(code: CodeType) -> _CodeSites:
+    if len(_code_sites) >= _MAX_CACHED_CODES:
+        _code_sites.clear()
+    entry = _code_sites[id(code)] = _CodeSites(code)
+    return entry
 
 
 def _char_column(filename: str, line: int, byte_offset: int, frame: FrameType) -> int:
@@ -67,15 +92,29 @@ def _char_column(filename: str, line: int, byte_offset: int, frame: FrameType) -
 
 
 def site_of(frame: FrameType) -> Site:
-    """The site of the call ``frame`` is executing."""
+    """The site of the call ``frame`` is executing (a new dict: the caller may keep or change it)."""
     code = frame.f_code
+    entry = _code_sites.get(id(code))
+    if entry is None:
+        entry = _new_code_entry(code)
+    lasti = frame.f_lasti
+    site = entry.sites.get(lasti)
+    if site is None:
+        site = entry.sites[lasti] = _new_site(frame, entry)
+    return dict(site)
+
+
+def _new_site(frame: FrameType, entry: _CodeSites) -> Site:
+    code = entry.code
     filename = code.co_filename
     line: int = frame.f_lineno or 1
     column: Optional[int] = None
     end_line: Optional[int] = None
     end_column: Optional[int] = None
     if _HAS_POSITIONS and frame.f_lasti >= 0:
-        positions = _positions(code)
+        positions = entry.positions
+        if positions is None:
+            positions = entry.positions = list(code.co_positions())  # type: ignore[attr-defined]
         index = frame.f_lasti // 2
         if index < len(positions):
             start, end, col, end_col = positions[index]

@@ -48,6 +48,8 @@ _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 def find_lone_surrogate(text: str) -> Optional[int]:
     """The index of the first unpaired surrogate in ``text`` (not valid Unicode), or ``None``."""
+    if text.isascii():  # most text, checked in one quick pass
+        return None
     match = _LONE_SURROGATE.search(text)
     return match.start() if match is not None else None
 
