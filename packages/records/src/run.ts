@@ -2,7 +2,7 @@ import { mkdirSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { type Definition, DefinitionSchema } from "@icode/workflow-graph";
 import { z } from "zod";
-import { writeJsonAtomic } from "./atomic";
+import { writeFileAtomic, writeJsonAtomic } from "./atomic";
 import { recordsError, storageFailed } from "./codes";
 import { type NodeDiagnostics, readNodeDiagnostics } from "./diagnostics";
 import {
@@ -60,6 +60,11 @@ export interface RunInit {
   /** The ID the scheduler stamps on events; a new one when left out. 32 lowercase hex characters. */
   readonly run_id?: string;
   readonly definition: Definition;
+  /**
+   * `canonicalJson(definition)`, when the caller already has it (an engine digests the definition before
+   * the run starts): written as is, so a large definition is not encoded twice.
+   */
+  readonly definitionJson?: string;
   readonly environment: EnvironmentRecord;
   readonly input: WorkflowValue;
   readonly source: SourceSnapshot;
@@ -108,7 +113,11 @@ export function createRun(chrysHome: string, sessionId: string, init: RunInit): 
     engine_version: init.engine_version,
   };
   writeJsonAtomic(join(dir, FILES.header), header, "the run header");
-  writeJsonAtomic(join(dir, FILES.definition), init.definition, "the graph definition");
+  if (init.definitionJson === undefined) {
+    writeJsonAtomic(join(dir, FILES.definition), init.definition, "the graph definition");
+  } else {
+    writeFileAtomic(join(dir, FILES.definition), init.definitionJson, "the graph definition");
+  }
   writeJsonAtomic(join(dir, FILES.environment), init.environment, "the resolved environment");
   writeJsonAtomic(join(dir, FILES.input), init.input, "the run input");
   writeSourceSnapshot(join(dir, FILES.source), init.source);

@@ -69,6 +69,17 @@ describe("run directory layout", () => {
     expect(all.filter((p) => p.endsWith(".tmp"))).toEqual([]);
   });
 
+  it("writes the definition's canonical JSON as given when the caller already encoded it", () => {
+    const session = createSession(home, sessionInit(root));
+    const init = runInit();
+    const definitionJson = canonicalJson(init.definition);
+    const recorder = createRun(home, session.session_id, { ...init, definitionJson });
+    recorder.close();
+    const dir = runDir(sessionDir(home, session.session_id), recorder.runId);
+    expect(readFileSync(join(dir, FILES.definition), "utf8")).toBe(definitionJson);
+    expect(readRunDir(dir).definition).toEqual(init.definition);
+  });
+
   it("snapshots a folder workflow without dot-names and __pycache__, and a single file by name", () => {
     const wf = join(root, "wf");
     for (const [rel, text] of Object.entries({

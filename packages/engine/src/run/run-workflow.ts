@@ -39,6 +39,7 @@ import {
   checkTrust,
   confirmTrust,
   definitionDigest,
+  encodedDefinition,
   environmentOf,
   type TrustCheck,
   untrustedMessage,
@@ -299,6 +300,7 @@ async function execute(
     const py = prepared.worker.hello.python;
     const recorder: FsRunRecorder = createRun(ctx.chrysHome, session.session_id, {
       definition: prepared.definition,
+      definitionJson: encodedDefinition(prepared.definition).json,
       environment: {
         interpreter: prepared.declaredPython,
         interpreter_kind: prepared.interpreterKind,

@@ -1,9 +1,10 @@
 import { sdkDigest } from "@icode/python-bridge";
 import {
+  canonicalJson,
   compareTrust,
   environmentFingerprint,
-  jsonDigest,
   readTrust,
+  sha256Hex,
   type TrustPart,
   type TrustRecord,
   writeTrust,
@@ -18,20 +19,27 @@ export type TrustSubject = Pick<
   "target" | "sourceDigest" | "interpreterKind" | "interpreterCommand" | "declaredPython" | "hello"
 >;
 
-const digests = new WeakMap<Definition, string>();
+const encoded = new WeakMap<Definition, { json: string; digest: string }>();
 
 /**
- * The digest of a built definition, computed once per definition object: a run compares it with the trust
- * record, may save it, and records it in the run header, and for a 10,000-node workflow each digest costs
- * tens of milliseconds. Definitions are never changed after they are built.
+ * A built definition's canonical JSON and its digest, computed once per definition object: a run compares
+ * the digest with the trust record, may save it, records it in the run header and writes the JSON as the
+ * run's `definition.json`; for a 10,000-node workflow each encoding costs tens of milliseconds.
+ * Definitions are never changed after they are built.
  */
-export function definitionDigest(definition: Definition): string {
-  let digest = digests.get(definition);
-  if (digest === undefined) {
-    digest = jsonDigest(definition);
-    digests.set(definition, digest);
+export function encodedDefinition(definition: Definition): { json: string; digest: string } {
+  let found = encoded.get(definition);
+  if (found === undefined) {
+    const json = canonicalJson(definition);
+    found = { json, digest: sha256Hex(json) };
+    encoded.set(definition, found);
   }
-  return digest;
+  return found;
+}
+
+/** The digest of a built definition (see `encodedDefinition`). */
+export function definitionDigest(definition: Definition): string {
+  return encodedDefinition(definition).digest;
 }
 
 /** The environment fingerprint of clarification 24 for the interpreter a workflow runs in. */
