@@ -1,7 +1,8 @@
 import { EXIT } from "./exit-codes";
 import type { CliIo } from "./io";
+import { type CommandName, loadCommand } from "./load-command";
 import { oneLine } from "./render/flatten";
-import { UsageError } from "./usage";
+import { isUsageError } from "./usage";
 
 export const VERSION = "0.1.0";
 
@@ -20,15 +21,13 @@ Options:
 Configuration lives in $CHRYS_HOME (default ~/.chrys). See docs/ for the workflow reference.
 `;
 
-interface Command {
-  run(argv: string[], io: CliIo, signal: AbortSignal): Promise<number>;
-}
-
-const COMMANDS: Record<string, () => Promise<Command>> = {
-  "workflow validate": async () => (await import("./commands/workflow-validate")).command,
-  "workflow list": async () => (await import("./commands/workflow-list")).command,
-  "workflow run": async () => (await import("./commands/workflow-run")).command,
-  "trajectory export": async () => (await import("./commands/trajectory-export")).command,
+// Each command is loaded when it runs (a bundle of its own in the build; see load-command.ts): `icode
+// workflow list` then loads only what listing uses, not the zod schemas and Python bridge of validate and run.
+const COMMANDS: Record<string, CommandName> = {
+  "workflow validate": "workflow-validate",
+  "workflow list": "workflow-list",
+  "workflow run": "workflow-run",
+  "trajectory export": "trajectory-export",
 };
 
 /** Parses argv, runs one command, and returns the exit code; the bin is the only place that exits. */
@@ -47,8 +46,8 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     return EXIT.ok;
   }
   const key = `${group} ${name ?? ""}`;
-  const load = COMMANDS[key];
-  if (load === undefined) {
+  const commandName = COMMANDS[key];
+  if (commandName === undefined) {
     const known = Object.keys(COMMANDS).filter((k) => k.startsWith(`${group} `));
     const hint =
       known.length > 0 ? `commands: ${known.map((k) => `icode ${k}`).join(", ")}` : "run icode --help";
@@ -64,11 +63,11 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   };
   process.on("SIGINT", onSigint);
   try {
-    const command = await load();
+    const command = await loadCommand(commandName);
     const code = await command.run(rest, io, controller.signal);
     return interrupted ? EXIT.interrupted : code;
   } catch (error) {
-    if (error instanceof UsageError) {
+    if (isUsageError(error)) {
       io.stderr.write(`icode: ${error.message}\n\n${error.usage}`);
       return EXIT.usage;
     }

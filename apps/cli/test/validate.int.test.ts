@@ -240,6 +240,7 @@ workflow = wf.build()
 manifest = workflow.definition.to_manifest()
 manifest["edges"].append({"source": "echo", "target": "echo", "scope": None, "condition": None, "site": None})
 type(workflow.definition).to_manifest = lambda self: manifest
+type(workflow)._shared_manifest = lambda self: manifest  # what the worker sends since the SDK stopped copying
 `,
     },
     path: "forged.py",

@@ -1,5 +1,7 @@
 import type { Stage } from "@icode/workflow-errors";
-import { z } from "zod";
+
+// Plain data without zod (the schema is in ./schema): `icode workflow list` loads this file and must not pay
+// for loading zod and building schemas.
 
 /**
  * The diagnostic codes this package emits: the `resolve` and `read` rows of the validate table, plus
@@ -23,8 +25,8 @@ export const DISCOVERY_CODES = [
   "source_not_utf8",
   "location_unreadable",
 ] as const;
-export const DiscoveryCodeSchema = z.enum(DISCOVERY_CODES);
-export type DiscoveryCode = z.infer<typeof DiscoveryCodeSchema>;
+/** One of `DISCOVERY_CODES` (`DiscoveryCodeSchema` in `./schema` checks it). */
+export type DiscoveryCode = (typeof DISCOVERY_CODES)[number];
 
 /** The validate stage each code belongs to. */
 export const DISCOVERY_CODE_STAGES: Readonly<Record<DiscoveryCode, Stage>> = {

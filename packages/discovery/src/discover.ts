@@ -1,11 +1,12 @@
 import { type Dirent, lstatSync, readdirSync, realpathSync, type Stats, statSync } from "node:fs";
-import path from "node:path";
 import {
+  childPath,
   compareCodePoints,
   type DiscoveryOptions,
   isIgnoredName,
   type Location,
   locationsOf,
+  ownerOf,
   priorityOf,
   RESERVED_GLOBAL_NAME,
 } from "./options";
@@ -35,14 +36,16 @@ export async function discoverWorkflows(options: DiscoveryOptions): Promise<Disc
   const byId = groupById(candidates);
   const ids = [...byId.keys()].sort(compareCodePoints);
   const workflows: DiscoveredWorkflow[] = [];
-  let slice = performance.now();
+  // Date.now(), not performance.now(): the global `performance` loads perf_hooks (~1 ms) into a process (a
+  // cold `icode workflow list`) that needs nothing else of it, and millisecond steps are enough here.
+  let slice = Date.now();
   for (const id of ids) {
     const outcome = pickWinner(byId.get(id)!, options);
     if (outcome.winner !== null) workflows.push(outcome.winner);
     skipped.push(...outcome.skipped);
-    if (performance.now() - slice > YIELD_AFTER_MS) {
+    if (Date.now() - slice > YIELD_AFTER_MS) {
       await new Promise((resolve) => setImmediate(resolve));
-      slice = performance.now();
+      slice = Date.now();
     }
   }
   return { workflows, skipped };
@@ -129,7 +132,7 @@ export function classifyName(location: Location, name: string, kind: () => Kind 
   if (isIgnoredName(name)) return null;
   const found = kind();
   if (found === null) return null;
-  const abs = path.join(location.dir, name);
+  const abs = childPath(location.dir, name);
   if (name.endsWith(".py") && found !== "dir") {
     return { id: name.slice(0, -3), source: location.source, layout: "file", path: abs, packageDir: null };
   }
@@ -144,7 +147,7 @@ export function classifyName(location: Location, name: string, kind: () => Kind 
   } else if (found !== "dir") {
     return null;
   }
-  const entry = path.join(abs, `${name}.py`);
+  const entry = childPath(abs, `${name}.py`);
   try {
     lstatSync(entry);
   } catch {
@@ -157,7 +160,7 @@ export function classifyName(location: Location, name: string, kind: () => Kind 
 export function classifyPath(location: Location, name: string): Candidate | null {
   return classifyName(location, name, () => {
     try {
-      return statKind(lstatSync(path.join(location.dir, name)));
+      return statKind(lstatSync(childPath(location.dir, name)));
     } catch {
       return null;
     }
@@ -202,11 +205,12 @@ export interface Pick {
  */
 export function pickWinner(candidates: Candidate[], options: DiscoveryOptions): Pick {
   const skipped: Skipped[] = [];
+  const owner = ownerOf(options); // once, not per candidate: a project may hold a thousand
   for (let i = 0; i < candidates.length; i++) {
     const candidate = candidates[i]!;
     const result = checkWorkflowSync(candidate, {
-      uid: candidate.source === "builtin" ? null : options.uid,
-      gid: options.gid,
+      uid: candidate.source === "builtin" || owner === null ? null : owner.uid,
+      gid: owner?.gid ?? null,
       stopAtFirst: true,
     });
     const reason = result.diagnostics[0];

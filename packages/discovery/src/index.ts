@@ -18,7 +18,7 @@
  *   // read.sourceDigest → "9f86d0…" (sha256 of echo.py); read.entrySource → "from chrys.workflows import …"
  * }
  */
-export { DISCOVERY_CODE_STAGES, DISCOVERY_CODES, type DiscoveryCode, DiscoveryCodeSchema } from "./codes";
+export { DISCOVERY_CODE_STAGES, DISCOVERY_CODES, type DiscoveryCode } from "./codes";
 export { configDir } from "./config-dir";
 export { canonicalJson, folderDigest, jsonDigest, sha256Hex } from "./digest";
 export { discoverWorkflows } from "./discover";
@@ -38,6 +38,7 @@ export {
   CandidateSchema,
   type DiscoveredWorkflow,
   DiscoveredWorkflowSchema,
+  DiscoveryCodeSchema,
   type DiscoveryResult,
   DiscoveryResultSchema,
   type Layout,
@@ -57,18 +58,22 @@ export {
 } from "./schema";
 export { targetOf } from "./target";
 export { compareTrust, environmentFingerprint } from "./trust/compare";
+export { trustDir, trustRecordPath } from "./trust/paths";
+export {
+  TRUST_RECORD_VERSION,
+  type TrustRecord,
+  type TrustRecordInput,
+  TrustRecordSchema,
+} from "./trust/record";
 export {
   type EnvironmentInfo,
   EnvironmentInfoSchema,
   TRUST_PARTS,
-  TRUST_RECORD_VERSION,
   type TrustPart,
   TrustPartSchema,
-  type TrustRecord,
-  type TrustRecordInput,
-  TrustRecordSchema,
   type TrustState,
   TrustStateSchema,
 } from "./trust/schema";
-export { readTrust, trustDir, trustRecordPath, writeTrust } from "./trust/store";
+export { readTrust, writeTrust } from "./trust/store";
+export { readTrustTitles } from "./trust/titles";
 export { findInvalidUtf8, type Utf8Error } from "./utf8";

@@ -35,6 +35,15 @@ export interface Location {
   dir: string;
 }
 
+/**
+ * `path.join(dir, name)` for a folder from `locationsOf` (absolute and normalized) and a name from its
+ * listing, by concatenation: discovery builds one or two of these per candidate, and `path.join` normalizes
+ * the whole path again each time (≈ 10 ms for 1,000 workflows in a new process).
+ */
+export function childPath(dir: string, name: string): string {
+  return dir.endsWith(path.sep) ? dir + name : dir + path.sep + name;
+}
+
 /** The discovery locations in priority order. */
 export function locationsOf(options: DiscoveryOptions): Location[] {
   const locations: Location[] = [

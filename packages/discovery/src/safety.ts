@@ -298,7 +298,7 @@ export function ownershipProblem(
   code: "source_unreadable" | "package_unreadable",
 ): Diagnostic | null {
   if (owner === null) return null;
-  const mode = (st.mode & 0o7777).toString(8).padStart(4, "0");
+  const mode = () => (st.mode & 0o7777).toString(8).padStart(4, "0");
   if (st.uid !== owner.uid && st.uid !== 0) {
     return problem(
       code,
@@ -310,7 +310,7 @@ export function ownershipProblem(
   if ((st.mode & 0o002) !== 0) {
     return problem(
       code,
-      `${file} can be changed by every user (mode ${mode}); iCode loads only workflow files other users cannot change.`,
+      `${file} can be changed by every user (mode ${mode()}); iCode loads only workflow files other users cannot change.`,
       file,
       `Remove the write permission of others: \`chmod go-w '${file}'\`.`,
     );
@@ -318,7 +318,7 @@ export function ownershipProblem(
   if ((st.mode & 0o020) !== 0 && !(st.uid === owner.uid && st.gid === owner.gid)) {
     return problem(
       code,
-      `${file} can be changed by the members of group ${st.gid} (mode ${mode}); iCode loads only workflow files other users cannot change.`,
+      `${file} can be changed by the members of group ${st.gid} (mode ${mode()}); iCode loads only workflow files other users cannot change.`,
       file,
       `Remove the group write permission: \`chmod g-w '${file}'\`.`,
     );

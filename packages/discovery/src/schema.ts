@@ -1,12 +1,17 @@
 import { DiagnosticSchema } from "@icode/workflow-errors";
 import { z } from "zod";
+import { DISCOVERY_CODES } from "./codes";
+import { LAYOUTS, SHA256_HEX, SHA256_HEX_DESCRIPTION } from "./shapes";
+
+/** The diagnostic codes of this package (`DISCOVERY_CODES`). */
+export const DiscoveryCodeSchema = z.enum(DISCOVERY_CODES);
 
 /** Where a workflow was found, in the spec's words. */
 export const SourceSchema = z.enum(["project", "global", "builtin"]);
 export type Source = z.infer<typeof SourceSchema>;
 
 /** `file`: a single `.py` file; `package`: a workflow folder with an entry file of the folder's name. */
-export const LayoutSchema = z.enum(["file", "package"]);
+export const LayoutSchema = z.enum(LAYOUTS);
 export type Layout = z.infer<typeof LayoutSchema>;
 
 /** One workflow candidate in a discovery location, before its checks have run. */
@@ -71,7 +76,7 @@ export const ResolveResultSchema = z.object({
 });
 export type ResolveResult = z.infer<typeof ResolveResultSchema>;
 
-const Sha256HexSchema = z.string().regex(/^[0-9a-f]{64}$/, "a lowercase hex SHA-256 digest");
+const Sha256HexSchema = z.string().regex(SHA256_HEX, SHA256_HEX_DESCRIPTION);
 
 /** One file of a workflow's source, as read for the digest and the run's source snapshot. */
 export const SourceFileSchema = z.object({

@@ -19,6 +19,7 @@ import {
   canonicalJson,
   compareTrust,
   readTrust,
+  readTrustTitles,
   sha256Hex,
   TRUST_RECORD_VERSION,
   type TrustRecordInput,
@@ -94,6 +95,34 @@ describe("the trust store", () => {
     expect(await readTrust(home, entry)).toEqual(saved);
     chmodSync(file, 0o666);
     expect(await readTrust(home, entry)).toBeNull();
+  });
+
+  it("gives the titles of the records that readTrust accepts, for many paths at once", async () => {
+    const home = tempDir();
+    const dir = tempDir();
+    const [a, b, c, d] = ["a.py", "b.py", "c.py", "d.py"].map((name) => path.join(dir, name)) as [
+      string,
+      string,
+      string,
+      string,
+    ];
+    expect(await readTrustTitles(home, [a, b])).toEqual(new Map()); // no trust folder yet
+    await writeTrust(home, input(a, "Alpha"));
+    const bad = await writeTrust(home, input(b, "Beta"));
+    writeFileSync(trustRecordPath(home, b), canonicalJson({ ...bad, definition_digest: "not hex" }));
+    await writeTrust(home, input(c, "Gamma"));
+    chmodSync(trustRecordPath(home, c), 0o666);
+    const unnormalized = `${dir}/sub/../a.py`;
+    const titles = await readTrustTitles(home, [a, b, c, d, unnormalized]);
+    expect(titles).toEqual(
+      new Map([
+        [a, "Alpha"],
+        [unnormalized, "Alpha"],
+      ]),
+    );
+    for (const entry of [a, b, c, d]) {
+      expect(titles.get(entry)).toBe((await readTrust(home, entry))?.title);
+    }
   });
 
   it("reads a record written by a newer engine and keeps its unknown fields when it rewrites it", async () => {

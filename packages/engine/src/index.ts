@@ -16,7 +16,7 @@ export type { Diagnostic } from "@icode/workflow-errors";
 export type { EngineEvent, RunOutcome } from "@icode/workflow-scheduler";
 export type { EngineOptions } from "./context";
 export { createEngine, type Engine } from "./engine";
-export { type ListedWorkflow, ListedWorkflowSchema, type ListResult } from "./list";
+export { type ListedWorkflow, ListedWorkflowSchema, type ListResult, listWorkflowsFor } from "./list";
 export type { WorkflowPreview } from "./preview";
 export {
   type FinishedRun,
@@ -30,4 +30,4 @@ export {
 } from "./run/report";
 export type { ActiveRun, RunEvents, RunNotice, RunRequest } from "./run/run-workflow";
 export { type ValidateReport, ValidateReportSchema } from "./validate/report";
-export type { ValidateOptions } from "./validate/validate";
+export { type ValidateOptions, validateWorkflowFor } from "./validate/validate";

@@ -1,4 +1,4 @@
-import { createEngine } from "@icode/workflow-engine";
+import { listWorkflowsFor } from "@icode/workflow-engine";
 import { parse } from "../args";
 import { EXIT } from "../exit-codes";
 import type { CliIo } from "../io";
@@ -33,8 +33,9 @@ export const command = {
       return EXIT.ok;
     }
     if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`, USAGE);
-    const engine = createEngine({ cwd: io.cwd, env: io.env });
-    const { workflows, skipped } = await engine.list();
+    // `listWorkflowsFor` rather than `createEngine().list()`: the same listing, without loading the validate
+    // and run machinery (zod schemas, the Python bridge, records) that a one-shot `list` never uses.
+    const { workflows, skipped } = await listWorkflowsFor({ cwd: io.cwd, env: io.env });
     for (const s of skipped) {
       io.stderr.write(
         `warning: skipped ${oneLine(s.path)}: ${oneLine(s.reason.message)} [${s.reason.code}]\n`,

@@ -1,4 +1,4 @@
-import { createEngine } from "@icode/workflow-engine";
+import { validateWorkflowFor } from "@icode/workflow-engine";
 import { parse } from "../args";
 import { EXIT } from "../exit-codes";
 import type { CliIo } from "../io";
@@ -43,12 +43,14 @@ export const command = {
         USAGE,
       );
     }
-    const engine = createEngine({ cwd: io.cwd, env: io.env });
     const loadTimeout = loadTimeoutMs(io.env);
-    const report = await engine.validate(positionals[0]!, {
-      signal,
-      ...(loadTimeout === null ? {} : { loadTimeoutMs: loadTimeout }),
-    });
+    // `validateWorkflowFor` rather than `createEngine().validate()`: the same check, without loading the run
+    // machinery (scheduler, records, hooks) that a one-shot `validate` never uses.
+    const report = await validateWorkflowFor(
+      positionals[0]!,
+      { cwd: io.cwd, env: io.env },
+      { signal, ...(loadTimeout === null ? {} : { loadTimeoutMs: loadTimeout }) },
+    );
     if (signal.aborted) return EXIT.interrupted;
     io.stdout.write(values.json ? `${JSON.stringify(report)}\n` : renderValidateText(report, io.cwd));
     return report.status === "pass" ? EXIT.ok : EXIT.failed;

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { sha256Hex } from "../digest";
 import { compareTrust, environmentFingerprint } from "./compare";
-import { type EnvironmentInfo, TrustRecordSchema } from "./schema";
+import { TrustRecordSchema } from "./record";
+import type { EnvironmentInfo } from "./schema";
 
 const record = TrustRecordSchema.parse({
   path: "/w/echo.py",

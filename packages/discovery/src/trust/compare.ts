@@ -1,11 +1,6 @@
 import { jsonDigest } from "../digest";
-import {
-  type EnvironmentInfo,
-  EnvironmentInfoSchema,
-  type TrustPart,
-  type TrustRecord,
-  type TrustState,
-} from "./schema";
+import type { TrustRecord } from "./record";
+import { type EnvironmentInfo, EnvironmentInfoSchema, type TrustPart, type TrustState } from "./schema";
 
 /**
  * Which parts differ between a saved confirmation and the workflow now, in the order `source`,

@@ -1,35 +1,5 @@
 import { z } from "zod";
-import { LayoutSchema, Sha256HexSchema } from "../schema";
-
-/** The current trust record format. Newer engines read version 1; unknown fields are kept on rewrite. */
-export const TRUST_RECORD_VERSION = 1 as const;
-
-/**
- * One saved trust confirmation: `<chrysHome>/trust/<sha256 of the absolute entry path>.json`. Field names
- * are snake_case because the file is on disk for other engine versions to read. The schema is loose:
- * fields a newer engine adds survive a read and write by this one.
- */
-export const TrustRecordSchema = z.looseObject({
-  /** Format version; a reader accepts any version whose fields it understands. */
-  version: z.number().int().min(1).default(TRUST_RECORD_VERSION),
-  /** Absolute path of the workflow's entry file: the record's key. */
-  path: z.string().min(1),
-  workflow_id: z.string().min(1),
-  layout: LayoutSchema,
-  /** Clarification 23's source digest (the file's SHA-256 or the folder digest). */
-  source_digest: Sha256HexSchema,
-  /** SHA-256 of the built definition's canonical JSON (`jsonDigest(definition)`). */
-  definition_digest: Sha256HexSchema,
-  /** `environmentFingerprint(...)` of the environment the workflow was confirmed with. */
-  environment_fingerprint: Sha256HexSchema,
-  /** The `WorkflowBuilder` title, shown by `icode workflow list`. */
-  title: z.string(),
-  /** When trust was confirmed, ISO 8601. */
-  trusted_at: z.string().default(() => new Date().toISOString()),
-});
-export type TrustRecord = z.infer<typeof TrustRecordSchema>;
-/** What `writeTrust` accepts: `version` and `trusted_at` may be left out. */
-export type TrustRecordInput = z.input<typeof TrustRecordSchema>;
+import { Sha256HexSchema } from "../schema";
 
 /** The three things whose change requires confirming trust again, in the order messages name them. */
 export const TRUST_PARTS = ["source", "definition", "environment"] as const;

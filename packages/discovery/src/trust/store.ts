@@ -3,27 +3,18 @@ import { constants } from "node:fs";
 import { lstat, mkdir, open, readdir, rename, unlink } from "node:fs/promises";
 import path from "node:path";
 import { WorkflowError } from "@icode/workflow-errors";
-import { canonicalJson, sha256Hex } from "../digest";
+import { canonicalJson } from "../digest";
 import { ownerOf } from "../options";
 import { describeFsError, errnoCode } from "../problem";
 import { ownershipProblem } from "../safety";
-import { type TrustRecord, type TrustRecordInput, TrustRecordSchema } from "./schema";
+import { trustDir, trustRecordPath } from "./paths";
+import { type TrustRecord, type TrustRecordInput, TrustRecordSchema } from "./record";
 
 const READ_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0);
 /** Leftovers of writers that died between writing and renaming are removed after this long. */
 const STALE_TEMP_MS = 10 * 60 * 1000;
 /** A trust record is a few hundred bytes; anything this large is not one. */
 const MAX_RECORD_BYTES = 1024 * 1024;
-
-/** The folder of the trust store. */
-export function trustDir(chrysHome: string): string {
-  return path.join(chrysHome, "trust");
-}
-
-/** Where the record for a workflow lives: named by the SHA-256 of its absolute entry path. */
-export function trustRecordPath(chrysHome: string, entryPath: string): string {
-  return path.join(trustDir(chrysHome), `${sha256Hex(path.resolve(entryPath))}.json`);
-}
 
 /**
  * The saved confirmation for the workflow whose entry file is `entryPath`, or `null` when there is none

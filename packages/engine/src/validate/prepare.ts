@@ -1,4 +1,4 @@
-import { dirname } from "node:path";
+import { dirname, join } from "node:path";
 import { type PythonWorker, startWorker } from "@icode/python-bridge";
 import {
   checkEnvironment,
@@ -12,6 +12,7 @@ import { type Diagnostic, diagnostic, isWorkflowError } from "@icode/workflow-er
 import { type Definition, validateDefinition } from "@icode/workflow-graph";
 import { checkBindings } from "../bindings";
 import type { EngineContext } from "../context";
+import { launchFor } from "./launch";
 import type { ReportBuilder } from "./pipeline";
 
 /** The load-and-build limit of the spec: 60 seconds. */
@@ -54,6 +55,8 @@ export interface PrepareOptions {
   /** The workspace the worker runs in (relative paths in nodes resolve against it). */
   workdir: string;
   loadTimeoutMs?: number;
+  /** The default interpreter, started by the caller (`startDefaultEarly`); else it is started here. */
+  early?: EarlyWorker;
 }
 
 /**
@@ -73,40 +76,23 @@ export async function prepareWorkflow(
   t.entry = target.entry;
   t.package_dir = target.packageDir;
 
-  // read
-  const read = await readTarget(target, { uid: ctx.uid });
-  t.source_digest = read.sourceDigest ?? null;
-  t.files = read.files.length > 0 ? read.files.length : null;
-  if (!report.stage("read", read.diagnostics) || read.entrySource === null) return null;
-
-  // metadata
-  const meta = parseScriptMetadata(read.entrySource, target.entry);
-  if (!report.stage("metadata", meta.diagnostics)) return null;
-
-  // environment: pick the interpreter, start it once (the worker's hello tells its version), check it.
-  const baseDir = target.packageDir ?? dirname(target.entry);
-  const chosen =
-    meta.metadata?.python != null
-      ? resolvePythonSetting({
-          python: meta.metadata.python,
-          baseDir,
-          env: ctx.env,
-          sites: meta.sites,
-          file: target.entry,
-        })
-      : defaultInterpreter({ env: ctx.env, file: target.entry });
-  if (!chosen.ok) {
-    report.stage("environment", chosen.diagnostics);
-    return null;
+  // Most workflows run with the default interpreter: start it now, while the files are read and checked
+  // (starting it runs no workflow code), and use it if the workflow's metadata agrees.
+  const early = options.early ?? startDefaultEarly(ctx, options.workdir);
+  let before: BeforeEnvironment | null;
+  try {
+    before = await stagesBeforeEnvironment(target, ctx, report);
+  } catch (error) {
+    early.discard();
+    throw error;
   }
+  if (before === null) return early.discard();
+  const { read, meta, chosen } = before;
   let worker: PythonWorker;
   try {
-    worker = await startWorker({
-      python: chosen.interpreter.command,
-      cwd: options.workdir,
-      cacheDir: ctx.pycacheDir,
-      env: ctx.env,
-    });
+    worker =
+      (await early.take(chosen.interpreter.command)) ??
+      (await startInterpreter(chosen.interpreter.command, ctx, options.workdir));
   } catch (error) {
     report.stage("environment", [environmentFailure(chosen.interpreter.command, error, target.entry)]);
     return null;
@@ -208,6 +194,86 @@ export async function prepareWorkflow(
   } finally {
     options.signal?.removeEventListener("abort", abort);
   }
+}
+
+interface BeforeEnvironment {
+  read: Awaited<ReturnType<typeof readTarget>>;
+  meta: ReturnType<typeof parseScriptMetadata>;
+  chosen: Extract<ReturnType<typeof defaultInterpreter>, { ok: true }>;
+}
+
+/** The stages `read` and `metadata`, and the choice of interpreter; `null` when one of them failed. */
+async function stagesBeforeEnvironment(
+  target: Target,
+  ctx: EngineContext,
+  report: ReportBuilder,
+): Promise<BeforeEnvironment | null> {
+  const t = report.report.target;
+
+  // read
+  const read = await readTarget(target, { uid: ctx.uid });
+  t.source_digest = read.sourceDigest ?? null;
+  t.files = read.files.length > 0 ? read.files.length : null;
+  if (!report.stage("read", read.diagnostics) || read.entrySource === null) return null;
+
+  // metadata
+  const meta = parseScriptMetadata(read.entrySource, target.entry);
+  if (!report.stage("metadata", meta.diagnostics)) return null;
+
+  // environment: pick the interpreter (the caller starts it; the worker's hello tells its version)
+  const baseDir = target.packageDir ?? dirname(target.entry);
+  const chosen =
+    meta.metadata?.python != null
+      ? resolvePythonSetting({
+          python: meta.metadata.python,
+          baseDir,
+          env: ctx.env,
+          sites: meta.sites,
+          file: target.entry,
+        })
+      : defaultInterpreter({ env: ctx.env, file: target.entry });
+  if (!chosen.ok) {
+    report.stage("environment", chosen.diagnostics);
+    return null;
+  }
+  return { read, meta, chosen };
+}
+
+/**
+ * Starts the worker for the interpreter a workflow selected. That interpreter stays what reports and trust
+ * name; only a pyenv shim is started through the binary it would run (see ./launch).
+ */
+async function startInterpreter(command: string, ctx: EngineContext, workdir: string): Promise<PythonWorker> {
+  const launch = await launchFor(command, {
+    env: ctx.env,
+    cwd: workdir,
+    cacheDir: join(ctx.chrysHome, "cache", "interpreters"),
+  });
+  return startWorker({ python: launch.command, cwd: workdir, cacheDir: ctx.pycacheDir, env: launch.env });
+}
+
+/** A worker started before it is known to be wanted: `take` it for the interpreter chosen, or `discard` it. */
+export interface EarlyWorker {
+  /** The worker when it was started for `command` (rejecting as that start failed), else `null`. */
+  take(command: string): Promise<PythonWorker | null>;
+  /** Closes the worker once started; returns `null` for the caller to return. */
+  discard(): null;
+}
+
+/** Starts the default interpreter's worker, if there is a default interpreter. */
+export function startDefaultEarly(ctx: EngineContext, workdir: string): EarlyWorker {
+  const chosen = defaultInterpreter({ env: ctx.env });
+  if (!chosen.ok) return { take: async () => null, discard: () => null };
+  const started = startInterpreter(chosen.interpreter.command, ctx, workdir);
+  started.catch(() => undefined); // a failed start is reported if the worker is taken
+  const discard = (): null => {
+    void started.then((worker) => worker.close()).catch(() => undefined);
+    return null;
+  };
+  return {
+    take: async (command) => (command === chosen.interpreter.command ? started : discard()),
+    discard,
+  };
 }
 
 function environmentFailure(command: string, error: unknown, entry: string): Diagnostic {

@@ -1,7 +1,7 @@
 import { resolveTarget } from "@icode/workflow-discovery";
-import type { EngineContext } from "../context";
+import { type EngineContext, type EngineOptions, engineContext } from "../context";
 import { ReportBuilder } from "./pipeline";
-import { prepareWorkflow } from "./prepare";
+import { prepareWorkflow, startDefaultEarly } from "./prepare";
 import type { ValidateReport } from "./report";
 
 export interface ValidateOptions {
@@ -20,6 +20,8 @@ export async function validateWorkflow(
   options: ValidateOptions = {},
 ): Promise<ValidateReport> {
   const report = new ReportBuilder(path);
+  // Python takes longer to start than the stages before `environment` take to run: start it first.
+  const early = startDefaultEarly(ctx, ctx.cwd);
   let resolved: Awaited<ReturnType<typeof resolveTarget>>;
   try {
     resolved = await resolveTarget(path, {
@@ -29,19 +31,36 @@ export async function validateWorkflow(
       uid: ctx.uid,
     });
   } catch (error) {
+    early.discard();
     report.internal("resolve", error);
     return report.finish();
   }
-  if (!report.stage("resolve", resolved.diagnostics) || resolved.target === null) return report.finish();
+  if (!report.stage("resolve", resolved.diagnostics) || resolved.target === null) {
+    early.discard();
+    return report.finish();
+  }
   try {
     const prepared = await prepareWorkflow(resolved.target, ctx, report, {
       signal: options.signal,
       workdir: ctx.cwd,
       loadTimeoutMs: options.loadTimeoutMs,
+      early,
     });
     await prepared?.worker.close();
   } catch (error) {
     report.internal(report.nextStage(), error);
   }
   return report.finish();
+}
+
+/**
+ * `createEngine(engine).validate(path, options)` without an engine: for a process that only validates, such
+ * as `icode workflow validate`, since it loads none of the run machinery (scheduler, records, hooks).
+ */
+export function validateWorkflowFor(
+  path: string,
+  engine: EngineOptions,
+  options: ValidateOptions = {},
+): Promise<ValidateReport> {
+  return validateWorkflow(path, engineContext(engine), options);
 }

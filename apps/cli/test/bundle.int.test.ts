@@ -1,0 +1,46 @@
+/**
+ * The built CLI as published: a bin and one bundle per command, the Python SDK and the built-in workflows
+ * beside `dist/`, and V8's code cache for the command bundles (written once, reused, rewritten when wrong).
+ */
+import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { CLI_BIN, REPO_ROOT, runCli, tmpDir } from "@icode/test-utils";
+import { describe, expect, it } from "vitest";
+
+const CLI_DIR = join(REPO_ROOT, "apps", "cli");
+
+describe("the built CLI", () => {
+  it("ships its bin, a bundle per command, the SDK and the built-in workflows", () => {
+    const pkg = JSON.parse(readFileSync(join(CLI_DIR, "package.json"), "utf8")) as {
+      bin: Record<string, string>;
+      files: string[];
+    };
+    expect(join(CLI_DIR, pkg.bin.icode!)).toBe(CLI_BIN);
+    expect(statSync(CLI_BIN).mode & 0o111).not.toBe(0);
+    for (const name of ["workflow-list", "workflow-validate", "workflow-run", "trajectory-export"]) {
+      expect(existsSync(join(CLI_DIR, "dist", `${name}.js`))).toBe(true);
+    }
+    // The bundles are CommonJS inside a package of ES modules.
+    expect(JSON.parse(readFileSync(join(CLI_DIR, "dist", "package.json"), "utf8"))).toEqual({
+      type: "commonjs",
+    });
+    expect(pkg.files).toEqual(expect.arrayContaining(["dist", "python", "builtin"]));
+    expect(existsSync(join(CLI_DIR, "python", "chrys", "workflows", "_worker.py"))).toBe(true);
+    expect(existsSync(join(CLI_DIR, "python", "icode_worker.py"))).toBe(true);
+    expect(existsSync(join(CLI_DIR, "builtin", "index.json"))).toBe(true);
+  });
+
+  it("compiles a command with V8's code cache once it exists, and replaces a cache that is wrong", async () => {
+    const cwd = tmpDir();
+    const cache = join(CLI_DIR, ".cache", "v8", "trajectory-export.bin");
+    const first = await runCli(["trajectory", "export", "--session", "none", "--format", "json"], { cwd });
+    expect(existsSync(cache)).toBe(true);
+    const again = await runCli(["trajectory", "export", "--session", "none", "--format", "json"], { cwd });
+    expect(again).toEqual(first);
+
+    writeFileSync(cache, "not a code cache");
+    const afterBad = await runCli(["trajectory", "export", "--session", "none", "--format", "json"], { cwd });
+    expect(afterBad).toEqual(first);
+    expect(readFileSync(cache).toString()).not.toBe("not a code cache");
+  });
+});

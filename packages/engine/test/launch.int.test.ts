@@ -1,0 +1,233 @@
+import { execFileSync } from "node:child_process";
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
+import { join } from "node:path";
+import { tmpDir, writeTree } from "@icode/test-utils";
+import { describe, expect, it } from "vitest";
+import { createEngine, validateWorkflowFor } from "../src/index";
+import { launchFor } from "../src/validate/launch";
+
+/** The real interpreter the stand-in versions link to. */
+const PYTHON = execFileSync("python3", ["-c", "import sys; print(sys.executable)"]).toString().trim();
+
+/**
+ * A stand-in for pyenv: `<root>/shims/python3` hands over to `<root>/libexec/pyenv exec`, which picks a
+ * version the way pyenv does (PYENV_VERSION, then the first `.python-version` from PYENV_DIR or the working
+ * folder up, then `<root>/version`), exports what pyenv exports, and runs `<root>/versions/<v>/bin/python3`
+ * (a link to the real interpreter). Every run of the shim is appended to `<root>/runs`.
+ */
+function fakePyenv(extraExports = ""): { root: string; shim: string; runs: () => number } {
+  const root = tmpDir("icode-pyenv-");
+  for (const version of ["3.0.1", "3.0.2"]) {
+    mkdirSync(join(root, "versions", version, "bin"), { recursive: true });
+    symlinkSync(PYTHON, join(root, "versions", version, "bin", "python3"));
+  }
+  writeTree(root, {
+    version: "3.0.1\n",
+    "shims/python3": `#!/usr/bin/env bash
+set -e
+program="\${0##*/}"
+export PYENV_ROOT="${root}"
+exec "${root}/libexec/pyenv" exec "$program" "$@"
+`,
+    "libexec/pyenv": `#!/usr/bin/env bash
+set -e
+echo run >> "$PYENV_ROOT/runs"
+shift # exec
+program="$1"; shift
+: "\${PYENV_DIR:=$PWD}"
+export PYENV_DIR
+if [ -z "$PYENV_VERSION" ]; then
+  dir="$PYENV_DIR"
+  while :; do
+    if [ -f "$dir/.python-version" ]; then PYENV_VERSION="$(cat "$dir/.python-version")"; break; fi
+    [ "$dir" = "/" ] && break
+    dir="$(dirname "$dir")"
+  done
+fi
+[ -n "$PYENV_VERSION" ] || PYENV_VERSION="$(cat "$PYENV_ROOT/version")"
+export PYENV_VERSION
+export PATH="$PYENV_ROOT/versions/$PYENV_VERSION/bin:$PATH"
+${extraExports}
+exec "$PYENV_ROOT/versions/$PYENV_VERSION/bin/$program" "$@"
+`,
+  });
+  chmodSync(join(root, "shims", "python3"), 0o755);
+  chmodSync(join(root, "libexec", "pyenv"), 0o755);
+  const runs = () =>
+    existsSync(join(root, "runs")) ? readFileSync(join(root, "runs"), "utf8").length / 4 : 0;
+  return { root, shim: join(root, "shims", "python3"), runs };
+}
+
+function setup(extraExports = "") {
+  const pyenv = fakePyenv(extraExports);
+  const cwd = tmpDir();
+  const env = { ...process.env, PYENV_VERSION: undefined, PYENV_DIR: undefined, PWD: cwd };
+  const cacheDir = join(tmpDir("icode-home-"), "cache", "interpreters");
+  return { ...pyenv, cwd, env, cacheDir, launch: () => launchFor(pyenv.shim, { env, cwd, cacheDir }) };
+}
+
+describe("starting a pyenv shim", () => {
+  it("runs the shim once, then starts the binary it chose with the environment it set", async () => {
+    const s = setup();
+    const first = await s.launch();
+    expect(first.command).toBe(join(s.root, "versions", "3.0.1", "bin", "python3"));
+    expect(first.env.PATH?.split(":")[0]).toBe(join(s.root, "versions", "3.0.1", "bin"));
+    expect(first.env.PYENV_VERSION).toBe("3.0.1");
+    expect(first.env.PYENV_DIR).toBe(s.cwd);
+    expect(s.runs()).toBe(1);
+
+    const second = await s.launch();
+    expect(second).toEqual(first);
+    expect(s.runs()).toBe(1);
+  });
+
+  it("asks the shim again when a .python-version file, the global version or PYENV_VERSION changes", async () => {
+    const s = setup();
+    expect((await s.launch()).command).toContain("3.0.1");
+
+    writeFileSync(join(s.cwd, ".python-version"), "3.0.2\n"); // pyenv local
+    expect((await s.launch()).command).toContain("3.0.2");
+    expect(s.runs()).toBe(2);
+    expect((await s.launch()).command).toContain("3.0.2");
+    expect(s.runs()).toBe(2);
+
+    writeFileSync(join(s.cwd, ".python-version"), "3.0.1\n");
+    expect((await s.launch()).command).toContain("3.0.1");
+    expect(s.runs()).toBe(3);
+
+    const other = setup();
+    expect((await other.launch()).command).toContain("3.0.1");
+    writeFileSync(join(other.root, "version"), "3.0.2\n"); // pyenv global
+    expect((await other.launch()).command).toContain("3.0.2");
+    expect(other.runs()).toBe(2);
+
+    const pinned = await launchFor(other.shim, {
+      env: { ...other.env, PYENV_VERSION: "3.0.1" }, // pyenv shell
+      cwd: other.cwd,
+      cacheDir: other.cacheDir,
+    });
+    expect(pinned.command).toContain("3.0.1");
+    expect(other.runs()).toBe(3);
+  });
+
+  it("notices a .python-version file created in a parent folder", async () => {
+    const s = setup();
+    const inner = join(s.cwd, "a", "b");
+    mkdirSync(inner, { recursive: true });
+    const env = { ...s.env, PWD: inner };
+    expect((await launchFor(s.shim, { env, cwd: inner, cacheDir: s.cacheDir })).command).toContain("3.0.1");
+    writeFileSync(join(s.cwd, "a", ".python-version"), "3.0.2\n");
+    expect((await launchFor(s.shim, { env, cwd: inner, cacheDir: s.cacheDir })).command).toContain("3.0.2");
+    expect(s.runs()).toBe(2);
+  });
+
+  it("keeps going through a shim that sets variables of its own, and through other wrappers", async () => {
+    const s = setup('export SECRET_TOKEN="from the shim"');
+    expect(await s.launch()).toEqual({ command: s.shim, env: s.env });
+    expect(await s.launch()).toEqual({ command: s.shim, env: s.env });
+    expect(s.runs()).toBe(2); // probed each time, never cached
+    expect(existsSync(s.cacheDir) ? readdirSync(s.cacheDir) : []).toEqual([]);
+
+    const dir = tmpDir();
+    writeTree(dir, { python3: `#!/bin/sh\necho run >> "${dir}/runs"\nexec "${PYTHON}" "$@"\n` });
+    chmodSync(join(dir, "python3"), 0o755);
+    const wrapper = join(dir, "python3");
+    const env = { ...process.env };
+    expect(await launchFor(wrapper, { env, cwd: dir, cacheDir: s.cacheDir })).toEqual({
+      command: wrapper,
+      env,
+    });
+    expect(existsSync(join(dir, "runs"))).toBe(false);
+    expect(await launchFor(PYTHON, { env, cwd: dir, cacheDir: s.cacheDir })).toEqual({
+      command: PYTHON,
+      env,
+    });
+  });
+
+  it("ignores a cache entry other users can change", async () => {
+    const s = setup();
+    await s.launch();
+    const [entry] = readdirSync(s.cacheDir);
+    chmodSync(join(s.cacheDir, entry!), 0o666);
+    await s.launch();
+    expect(s.runs()).toBe(2);
+  });
+
+  it("validates, trusts and runs through the binary the shim chose, running the shim once", async () => {
+    const s = setup();
+    writeTree(s.cwd, {
+      ".chrys/workflows/echo.py": `from chrys.workflows import WorkflowBuilder, WorkflowValue
+
+
+def echo(value: WorkflowValue) -> WorkflowValue:
+    return value
+
+
+wf = WorkflowBuilder("Echo")
+node = wf.python("echo", echo)
+wf.start(node)
+wf.output(node)
+workflow = wf.build()
+`,
+    });
+    const env = {
+      ...s.env,
+      ICODE_PYTHON: undefined,
+      PATH: `${join(s.root, "shims")}:${process.env.PATH}`,
+      CHRYS_HOME: join(s.cwd, ".home"),
+    };
+    const engine = createEngine({ cwd: s.cwd, env });
+    const real = execFileSync(PYTHON, ["-c", "import os, sys; print(os.path.realpath(sys.executable))"])
+      .toString()
+      .trim();
+    for (let i = 0; i < 2; i++) {
+      const report = await engine.validate(".chrys/workflows/echo.py");
+      expect(report.status).toBe("pass");
+      expect(report.environment).toMatchObject({ kind: "default", executable: real });
+    }
+    await engine.trust("echo");
+    const run = await engine.run({ workflowId: "echo", input: "hi" }).result;
+    expect(run).toMatchObject({ status: "finished", outcome: "completed" });
+    expect(s.runs()).toBe(1);
+    await engine.close();
+  });
+});
+
+const ECHO = `from chrys.workflows import WorkflowBuilder, WorkflowValue
+
+
+def echo(value: WorkflowValue) -> WorkflowValue:
+    return value
+
+
+wf = WorkflowBuilder("Echo")
+node = wf.python("echo", echo)
+wf.start(node)
+wf.output(node)
+workflow = wf.build()
+`;
+
+describe("starting the interpreter early", () => {
+  it("drops the default interpreter started early when the workflow names its own", async () => {
+    const cwd = tmpDir();
+    // A wrapper of the user's (not a pyenv shim): started as it is, and it notes each start.
+    writeTree(cwd, {
+      "bin/py": `#!/bin/sh\necho run >> "${cwd}/runs"\nexec "${PYTHON}" "$@"\n`,
+      ".chrys/workflows/own.py": `# /// script\n# [tool.chrys]\n# python = "../../bin/py"\n# ///\n${ECHO}`,
+    });
+    chmodSync(join(cwd, "bin", "py"), 0o755);
+    const env = { ...process.env, CHRYS_HOME: join(cwd, ".home") };
+    const report = await validateWorkflowFor(".chrys/workflows/own.py", { cwd, env });
+    expect(report.status).toBe("pass");
+    expect(report.environment?.kind).toBe("user");
+    expect(readFileSync(join(cwd, "runs"), "utf8")).toBe("run\n");
+  });
+});
