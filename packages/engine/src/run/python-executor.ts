@@ -15,11 +15,11 @@ export interface PythonExecutorOptions {
   /** Called with every call's captured `print()` output that is not empty. */
   onOutput(output: AttemptOutput): void;
   /**
-   * Called right after each call was handed to the worker, in the same turn of the event loop: the run's
-   * events so far go to disk then (a process killed during a node still shows that the node started),
-   * and encoding them overlaps with the worker's work instead of delaying the call.
+   * Called once before each batch of calls goes to the worker (the calls the scheduler starts in one turn
+   * of the event loop, thousands in a fan-out): the run's events so far must be on disk before user code
+   * runs, so that a process killed during a node still shows that the node started.
    */
-  afterSend?: () => void;
+  beforeSend?: () => void;
   /** Threads of timed-out calls still running in the worker; more than this and the worker counts as lost. */
   maxLeakedThreads?: number;
 }
@@ -33,6 +33,19 @@ export const DEFAULT_MAX_LEAKED_THREADS = 32;
  */
 export function pythonExecutors(worker: PythonWorker, options: PythonExecutorOptions): Executors {
   const maxLeaked = options.maxLeakedThreads ?? DEFAULT_MAX_LEAKED_THREADS;
+  // Calls started in this turn, sent together once `beforeSend` has run (one records write per batch).
+  let batch: (() => void)[] = [];
+
+  function sendSoon(send: () => void): void {
+    batch.push(send);
+    if (batch.length > 1) return;
+    queueMicrotask(() => {
+      const sends = batch;
+      batch = [];
+      options.beforeSend?.();
+      for (const send of sends) send();
+    });
+  }
 
   async function call(
     request: Parameters<PythonWorker["invoke"]>[0],
@@ -40,9 +53,15 @@ export function pythonExecutors(worker: PythonWorker, options: PythonExecutorOpt
     extra: Parameters<PythonWorker["invoke"]>[1] = {},
   ): Promise<InvokeOutcome | NodeError> {
     try {
-      const outcome = worker.invoke(request, { ...extra, signal: io.signal });
-      options.afterSend?.();
-      return await outcome;
+      return await new Promise<InvokeOutcome>((resolve, reject) =>
+        sendSoon(() => {
+          try {
+            worker.invoke(request, { ...extra, signal: io.signal }).then(resolve, reject);
+          } catch (error) {
+            reject(error);
+          }
+        }),
+      );
     } catch (error) {
       if (isWorkflowError(error) && error.code === "worker_lost") {
         return { class: "worker_lost", message: error.message, retryable: false, traceback: null };

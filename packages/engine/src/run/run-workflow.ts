@@ -355,20 +355,13 @@ async function execute(
     // A record that cannot be written ends the run as storage_failed: a node diagnostics file that fails
     // makes the next event write fail too, which the scheduler turns into that outcome.
     let storageError: unknown = null;
-    let flushQueued = false;
     const executors = pythonExecutors(prepared.worker, {
-      afterSend: () => {
-        // Once per batch of calls sent together (a fan-out sends thousands in one turn), not per call.
-        if (flushQueued) return;
-        flushQueued = true;
-        queueMicrotask(() => {
-          flushQueued = false;
-          try {
-            recorder.flushPending();
-          } catch (error) {
-            storageError ??= error;
-          }
-        });
+      beforeSend: () => {
+        try {
+          recorder.flushPending();
+        } catch (error) {
+          storageError ??= error;
+        }
       },
       onOutput: (output) => {
         try {
