@@ -1,34 +1,21 @@
-import type { Diagnostic } from "@icode/workflow-errors";
+import { type Diagnostic, diagnostic } from "@icode/workflow-errors";
 import { DISCOVERY_CODE_STAGES, type DiscoveryCode } from "./codes";
 
-/**
- * A diagnostic of this package: the stage follows from the code, `shadowed` is the only warning. Every
- * field is spelled out here rather than filled by `diagnostic()` of `@icode/workflow-errors`, because that
- * module builds zod schemas when loaded, which `icode workflow list` (it reaches this file) must not pay for.
- */
+/** A diagnostic of this package: the stage follows from the code, `shadowed` is the only warning. */
 export function problem(
   code: DiscoveryCode,
   message: string,
   file: string | null,
   hint: string | null,
 ): Diagnostic {
-  // The key order of `diagnostic()`, so that JSON output reads the same whichever package made it.
-  return {
+  return diagnostic({
     severity: code === "shadowed" ? "warning" : "error",
-    file,
-    line: null,
-    column: null,
-    end_line: null,
-    end_column: null,
-    node: null,
-    source_line: null,
-    notes: [],
-    hint,
-    traceback: null,
     code,
     stage: DISCOVERY_CODE_STAGES[code],
     message,
-  };
+    file,
+    hint,
+  });
 }
 
 /** The errno code of a failed `node:fs` call, or `undefined`. */

@@ -1,7 +1,6 @@
 import { z } from "zod";
+import { STAGES } from "./make";
 
-/** The `icode workflow validate` stages, in the order they run. */
-export const STAGES = ["resolve", "read", "metadata", "environment", "load", "graph", "bindings"] as const;
 export const StageSchema = z.enum(STAGES);
 export type Stage = z.infer<typeof StageSchema>;
 
@@ -37,24 +36,3 @@ export const DiagnosticSchema = z.object({
   traceback: z.string().nullable(),
 });
 export type Diagnostic = z.infer<typeof DiagnosticSchema>;
-
-/** Builds a diagnostic with every optional field `null`, so callers name only what they know. */
-export function diagnostic(
-  fields: Pick<Diagnostic, "code" | "stage" | "message"> &
-    Partial<Omit<Diagnostic, "code" | "stage" | "message">>,
-): Diagnostic {
-  return {
-    severity: "error",
-    file: null,
-    line: null,
-    column: null,
-    end_line: null,
-    end_column: null,
-    node: null,
-    source_line: null,
-    notes: [],
-    hint: null,
-    traceback: null,
-    ...fields,
-  };
-}

@@ -13,11 +13,10 @@ export {
   type DiagnosticNote,
   DiagnosticNoteSchema,
   DiagnosticSchema,
-  diagnostic,
   type Severity,
   SeveritySchema,
-  STAGES,
   type Stage,
   StageSchema,
 } from "./diagnostic";
 export { isWorkflowError, WorkflowError } from "./error";
+export { diagnostic, STAGES } from "./make";
