@@ -47,11 +47,14 @@ export {
   type WorkflowNode,
 } from "./schema";
 export {
+  type Adjacency,
   bodyOf,
   edgesFrom,
   edgesInto,
   type GraphIndex,
   indexDefinition,
+  nodeNamed,
+  nodeNumber,
   type SwitchGroup,
   switchesOf,
 } from "./topology";

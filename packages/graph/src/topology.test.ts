@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { definitionFromOps } from "../test/ops";
 import { edgeKey } from "./schema";
-import { bodyOf, edgesFrom, edgesInto, indexDefinition, switchesOf } from "./topology";
+import { bodyOf, edgesFrom, edgesInto, indexDefinition, nodeNamed, nodeNumber, switchesOf } from "./topology";
 
 const def = definitionFromOps("topology", [
   { op: "python", name: "a" },
@@ -32,12 +32,31 @@ describe("indexDefinition", () => {
   const index = indexDefinition(def);
   const keys = (edges: readonly { source: string; target: string }[]) => edges.map(edgeKey);
 
-  it("maps every node by ID and lists top-level nodes and loop bodies in declaration order", () => {
-    expect([...index.nodes.keys()]).toEqual(["a", "b", "c", "d", "L", "x", "y", "join:L"]);
-    expect(index.topLevel).toEqual(["a", "b", "c", "d", "L", "join:L"]);
+  it("numbers the nodes in declaration order and records scopes, loops, joins and loop bodies", () => {
+    expect(index.nodes.map((node) => node.id)).toEqual(["a", "b", "c", "d", "L", "x", "y", "join:L"]);
+    expect(index.nodes).toBe(def.nodes);
+    expect(new Map(index.numbers)).toEqual(new Map(index.nodes.map((node, v) => [node.id, v])));
+    expect([...index.scopes]).toEqual([-1, -1, -1, -1, -1, 4, 4, -1]);
+    expect(index.loops).toEqual([def.nodes[4]]);
+    expect(index.joins).toEqual([def.nodes[7]]);
+    expect(nodeNamed(index, "x")).toBe(def.nodes[5]);
+    expect(nodeNamed(index, "nobody")).toBeUndefined();
+    expect(nodeNumber(index, "nobody")).toBe(-1);
     expect(bodyOf(index, "L")).toEqual(["x", "y"]);
     expect(bodyOf(index, "a")).toEqual([]);
     expect(index.definition).toBe(def);
+  });
+
+  it("numbers the ends of every edge by position", () => {
+    def.edges.forEach((edge, e) => {
+      expect(index.nodes[index.edgeSources[e]!]!.id).toBe(edge.source);
+      expect(index.nodes[index.edgeTargets[e]!]!.id).toBe(edge.target);
+    });
+  });
+
+  it("is built once per Definition object", () => {
+    expect(indexDefinition(def)).toBe(index);
+    expect(indexDefinition(structuredClone(def))).not.toBe(index);
   });
 
   it("keeps outgoing and incoming edges per node in declaration order, sharing the Definition's objects", () => {
@@ -45,7 +64,7 @@ describe("indexDefinition", () => {
     expect(keys(edgesInto(index, "join:L"))).toEqual(["c->join:L", "b->join:L", "d->join:L"]);
     expect(keys(edgesInto(index, "L"))).toEqual(["a->L", "join:L->L"]);
     expect(edgesFrom(index, "a")[0]).toBe(def.edges.find((e) => e.source === "a"));
-    expect(index.outgoing.get("y")).toEqual([]);
+    expect(edgesFrom(index, "y")).toEqual([]);
     expect(edgesFrom(index, "nobody")).toEqual([]);
   });
 
@@ -57,7 +76,7 @@ describe("indexDefinition", () => {
     expect(switchesOf(index, "x")).toEqual([]);
   });
 
-  it("indexes an invalid Definition without throwing: first declaration wins, unknown IDs get entries", () => {
+  it("indexes an invalid Definition without throwing: first declaration wins, undeclared ends are left out", () => {
     const broken = structuredClone(def);
     broken.nodes.push({ ...broken.nodes[0]!, site: null });
     broken.edges.push({
@@ -68,9 +87,12 @@ describe("indexDefinition", () => {
       site: null,
     });
     const bad = indexDefinition(broken);
-    expect(bad.nodes.get("a")).toBe(broken.nodes[0]);
-    expect(bad.topLevel.filter((id) => id === "a")).toHaveLength(1);
-    expect(keys(edgesFrom(bad, "ghost"))).toEqual(["ghost->a"]);
+    expect(nodeNamed(bad, "a")).toBe(broken.nodes[0]);
+    expect(bad.numbers.size).toBe(def.nodes.length);
+    expect(bodyOf(bad, "L")).toEqual(["x", "y"]);
+    expect(bad.edgeSources.at(-1)).toBe(-1);
+    expect(keys(edgesFrom(bad, "ghost"))).toEqual([]);
+    expect(keys(edgesInto(bad, "a"))).toEqual([]);
     expect(switchesOf(bad, "ghost")).toEqual([
       { source: "ghost", cases: [broken.edges.at(-1)], default: null },
     ]);

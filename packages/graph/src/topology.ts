@@ -1,4 +1,4 @@
-import type { Definition, Edge, WorkflowNode } from "./schema";
+import type { Definition, Edge, JoinNode, LoopNode, WorkflowNode } from "./schema";
 
 /** One `switch()` call as it appears in a Definition: its case edges in index order, then its default. */
 export interface SwitchGroup {
@@ -10,57 +10,131 @@ export interface SwitchGroup {
 }
 
 /**
- * A precomputed view of a Definition, built once in O(nodes + edges) and shared by the validator and the
- * scheduler. Every map is keyed by node ID. Edge objects are the Definition's own objects, in declaration order.
+ * Edges grouped by node, in compressed form: the edges of node `v` are the edge positions (indexes into
+ * `definition.edges`) `edges[start[v]]` up to, not including, `edges[start[v + 1]]`, in declaration order.
+ */
+export interface Adjacency {
+  /** One entry per node number, plus one. */
+  readonly start: Int32Array;
+  readonly edges: Int32Array;
+}
+
+/**
+ * A precomputed view of a Definition, shared by the validator and the scheduler: `validateDefinition`
+ * builds it and `startRun` reuses it (see {@link indexDefinition}). A node's number is its position in
+ * `definition.nodes` and an edge's its position in `definition.edges`, so that checks and the scheduler walk
+ * typed arrays instead of hashing IDs and allocating a list per node: both run on every workflow run, on
+ * graphs of tens of thousands of nodes.
  */
 export interface GraphIndex {
   readonly definition: Definition;
-  /** Node by ID. When an ID is declared twice the first declaration wins (the validator reports the rest). */
-  readonly nodes: ReadonlyMap<string, WorkflowNode>;
-  /** Outgoing edges per node in declaration order; every declared node has an entry, possibly empty. */
-  readonly outgoing: ReadonlyMap<string, readonly Edge[]>;
-  /** Incoming edges per node in declaration order (the default merge order); every declared node has an entry. */
-  readonly incoming: ReadonlyMap<string, readonly Edge[]>;
-  /** Loop ID → IDs of the nodes whose `scope` is that loop, in declaration order; every loop has an entry. */
-  readonly body: ReadonlyMap<string, readonly string[]>;
-  /** IDs of the nodes with `scope: null`, in declaration order. */
-  readonly topLevel: readonly string[];
+  /** Node number → node: `definition.nodes`. */
+  readonly nodes: readonly WorkflowNode[];
+  /**
+   * Node ID → the number of its first declaration (the validator reports the others). Has fewer entries
+   * than there are nodes exactly when some ID is declared twice.
+   */
+  readonly numbers: ReadonlyMap<string, number>;
+  /** Node number → the number of the node its `scope` names; -1 for `scope: null` or an undeclared ID. */
+  readonly scopes: Int32Array;
+  /** The loop nodes in declaration order, so that what concerns loops need not scan every node. */
+  readonly loops: readonly LoopNode[];
+  /** The join nodes in declaration order, so that what concerns joins need not scan every node. */
+  readonly joins: readonly JoinNode[];
+  /** Edge position → the number of its source node; -1 when the source is not declared. */
+  readonly edgeSources: Int32Array;
+  /** Edge position → the number of its target node; -1 when the target is not declared. */
+  readonly edgeTargets: Int32Array;
+  /** Outgoing edges per node number. Edges with an undeclared end are left out. */
+  readonly outgoing: Adjacency;
+  /** Incoming edges per node number (the default merge order). Edges with an undeclared end are left out. */
+  readonly incoming: Adjacency;
   /** Source node ID → its switch groups in declaration order (at most one in a valid Definition). */
   readonly switches: ReadonlyMap<string, readonly SwitchGroup[]>;
 }
 
-const NO_EDGES: readonly Edge[] = [];
-const NO_IDS: readonly string[] = [];
 const NO_SWITCHES: readonly SwitchGroup[] = [];
 
-/** Builds the {@link GraphIndex} of a Definition. Works on invalid Definitions too (unknown IDs get entries). */
+// Definitions are treated as immutable once indexed (the scheduler has always cached on the same terms):
+// the validator's index of a Definition is the one the scheduler runs on, not rebuilt for every run.
+const built = new WeakMap<Definition, GraphIndex>();
+
+/**
+ * The {@link GraphIndex} of a Definition, built in O(nodes + edges) on first use and cached per Definition
+ * object, which must not be changed afterwards. Works on invalid Definitions too.
+ */
 export function indexDefinition(definition: Definition): GraphIndex {
-  const nodes = new Map<string, WorkflowNode>();
-  const outgoing = new Map<string, Edge[]>();
-  const incoming = new Map<string, Edge[]>();
-  const body = new Map<string, string[]>();
-  const topLevel: string[] = [];
-
-  for (const node of definition.nodes) {
-    if (nodes.has(node.id)) continue;
-    nodes.set(node.id, node);
-    outgoing.set(node.id, []);
-    incoming.set(node.id, []);
-    if (node.kind === "loop" && !body.has(node.id)) body.set(node.id, []);
+  let index = built.get(definition);
+  if (index === undefined) {
+    index = build(definition);
+    built.set(definition, index);
   }
-  for (const node of nodes.values()) {
-    if (node.scope === null) {
-      topLevel.push(node.id);
-    } else {
-      listIn(body, node.scope).push(node.id);
-    }
+  return index;
+}
+
+function build(definition: Definition): GraphIndex {
+  const nodes = definition.nodes;
+  const numbers = new Map<string, number>();
+  // Backwards, so that the first declaration of an ID is the one that stays.
+  for (let v = nodes.length - 1; v >= 0; v--) numbers.set(nodes[v]!.id, v);
+
+  const count = nodes.length;
+  const scopes = new Int32Array(count);
+  const loops: LoopNode[] = [];
+  const joins: JoinNode[] = [];
+  for (let v = 0; v < count; v++) {
+    const node = nodes[v]!;
+    scopes[v] = node.scope === null ? -1 : (numbers.get(node.scope) ?? -1);
+    if (node.kind === "loop") loops.push(node);
+    else if (node.kind === "join") joins.push(node);
   }
 
+  const edges = definition.edges;
+  const edgeSources = new Int32Array(edges.length);
+  const edgeTargets = new Int32Array(edges.length);
+  for (let e = 0; e < edges.length; e++) {
+    const edge = edges[e]!;
+    edgeSources[e] = numbers.get(edge.source) ?? -1;
+    edgeTargets[e] = numbers.get(edge.target) ?? -1;
+  }
+
+  return {
+    definition,
+    nodes,
+    numbers,
+    scopes,
+    loops,
+    joins,
+    edgeSources,
+    edgeTargets,
+    outgoing: adjacency(count, edgeSources, edgeTargets),
+    incoming: adjacency(count, edgeTargets, edgeSources),
+    switches: switchGroups(edges),
+  };
+}
+
+/**
+ * Groups edge positions by node `key[e]`, leaving out edges with an undeclared end (-1 in `key` or
+ * `other`). A counting sort: declaration order is kept within each node, with no list allocated per node.
+ */
+function adjacency(count: number, key: Int32Array, other: Int32Array): Adjacency {
+  const start = new Int32Array(count + 1);
+  for (let e = 0; e < key.length; e++) {
+    if (key[e]! >= 0 && other[e]! >= 0) start[key[e]! + 1]!++;
+  }
+  for (let v = 0; v < count; v++) start[v + 1]! += start[v]!;
+  const edges = new Int32Array(start[count]!);
+  const next = start.slice(0, count);
+  for (let e = 0; e < key.length; e++) {
+    if (key[e]! >= 0 && other[e]! >= 0) edges[next[key[e]!]!++] = e;
+  }
+  return { start, edges };
+}
+
+function switchGroups(edges: readonly Edge[]): Map<string, SwitchGroup[]> {
   const switches = new Map<string, SwitchGroup[]>();
   const open = new Map<string, { cases: Edge[] }>();
-  for (const edge of definition.edges) {
-    listIn(outgoing, edge.source).push(edge);
-    listIn(incoming, edge.target).push(edge);
+  for (const edge of edges) {
     const condition = edge.condition;
     if (condition === null || condition.kind === "when") continue;
     let group = open.get(edge.source);
@@ -78,23 +152,50 @@ export function indexDefinition(definition: Definition): GraphIndex {
   for (const [source, group] of open) {
     listIn(switches, source).push({ source, cases: group.cases, default: null });
   }
-
-  return { definition, nodes, outgoing, incoming, body, topLevel, switches };
+  return switches;
 }
 
-/** Outgoing edges of `id` in declaration order (empty for an unknown ID). */
-export function edgesFrom(index: GraphIndex, id: string): readonly Edge[] {
-  return index.outgoing.get(id) ?? NO_EDGES;
+/** The number of the node named `id`, or -1 when no node has that name. */
+export function nodeNumber(index: GraphIndex, id: string): number {
+  return index.numbers.get(id) ?? -1;
 }
 
-/** Incoming edges of `id` in declaration order (empty for an unknown ID). */
-export function edgesInto(index: GraphIndex, id: string): readonly Edge[] {
-  return index.incoming.get(id) ?? NO_EDGES;
+/** The (first) node named `id`, or `undefined`. */
+export function nodeNamed(index: GraphIndex, id: string): WorkflowNode | undefined {
+  const v = index.numbers.get(id);
+  return v === undefined ? undefined : index.nodes[v];
 }
 
-/** IDs of the nodes in the body of loop `id` (empty for an unknown ID). */
-export function bodyOf(index: GraphIndex, id: string): readonly string[] {
-  return index.body.get(id) ?? NO_IDS;
+/** The edges `adjacency` holds for node number `v`, as Edge objects in declaration order. */
+function edgesOf(index: GraphIndex, adjacency: Adjacency, v: number): Edge[] {
+  const found: Edge[] = [];
+  if (v < 0) return found;
+  for (let at = adjacency.start[v]!; at < adjacency.start[v + 1]!; at++) {
+    found.push(index.definition.edges[adjacency.edges[at]!]!);
+  }
+  return found;
+}
+
+/** Outgoing edges of `id` in declaration order (empty for an unknown ID). Allocates: not for hot loops. */
+export function edgesFrom(index: GraphIndex, id: string): Edge[] {
+  return edgesOf(index, index.outgoing, nodeNumber(index, id));
+}
+
+/** Incoming edges of `id` in declaration order (empty for an unknown ID). Allocates: not for hot loops. */
+export function edgesInto(index: GraphIndex, id: string): Edge[] {
+  return edgesOf(index, index.incoming, nodeNumber(index, id));
+}
+
+/** IDs of the nodes whose scope is `id`, in declaration order (empty for an unknown ID). O(nodes). */
+export function bodyOf(index: GraphIndex, id: string): string[] {
+  const loop = nodeNumber(index, id);
+  const body: string[] = [];
+  if (loop < 0) return body;
+  index.scopes.forEach((scope, v) => {
+    const { id } = index.nodes[v]!;
+    if (scope === loop && index.numbers.get(id) === v) body.push(id);
+  });
+  return body;
 }
 
 /** The switch groups whose source is `id` (empty when it has no switch). */

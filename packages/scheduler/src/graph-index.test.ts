@@ -1,3 +1,4 @@
+import { indexDefinition } from "@icode/workflow-graph";
 import { describe, expect, it } from "vitest";
 import { isSchedulerError } from "./errors";
 import { buildGraphIndex } from "./graph-index";
@@ -125,6 +126,51 @@ describe("buildGraphIndex", () => {
         ),
       ),
     ).toContain("loop body boundary");
+  });
+
+  it("takes a join's edges from its sources, keeping declared conditions and adding the missing edges", () => {
+    const index = buildGraphIndex(
+      def({
+        start: "s",
+        outputs: ["d"],
+        nodes: [py("s"), py("a"), py("b"), join("d", ["b", "a"]), py("d")],
+        edges: [edge("s", "a"), edge("s", "b"), when("a", "join:d")],
+      }),
+    );
+    const into = index.byId.get("join:d")!.incoming;
+    expect(into.map((e) => [e.key, e.condition])).toEqual([
+      ["b->join:d", null],
+      ["a->join:d", { kind: "when" }],
+    ]);
+    expect(index.byId.get("d")!.incoming.map((e) => e.key)).toEqual(["join:d->d"]);
+    expect(index.byId.get("nobody")).toBeUndefined();
+  });
+
+  it("rejects join edges the join does not declare, twice-declared join edges and unknown scopes", () => {
+    const joined = (edges: ReturnType<typeof edge>[]) =>
+      def({
+        start: "s",
+        outputs: ["d"],
+        nodes: [py("s"), py("a"), py("b"), join("d", ["a"]), py("d")],
+        edges: [edge("s", "a"), edge("s", "b"), ...edges],
+      });
+    expect(invalid(() => buildGraphIndex(joined([edge("b", "join:d")])))).toBe(
+      "edge b->join:d enters a join, but its source is not one of the join's sources",
+    );
+    expect(invalid(() => buildGraphIndex(joined([edge("a", "join:d"), edge("a", "join:d")])))).toBe(
+      "edge a->join:d is declared twice",
+    );
+    expect(
+      invalid(() => buildGraphIndex(def({ start: "a", outputs: ["a"], nodes: [py("a", { scope: "L" })] }))),
+    ).toBe('the scope of node "a" names unknown node "L"');
+  });
+
+  it("runs on the index @icode/workflow-graph built for the same Definition", () => {
+    const d = def({ start: "a", outputs: ["b"], nodes: [py("a"), py("b")], edges: [edge("a", "b")] });
+    const graph = indexDefinition(d);
+    const index = buildGraphIndex(d);
+    expect(index.nodes.map((n) => n.index)).toEqual(index.nodes.map((n) => graph.numbers.get(n.id)));
+    expect(indexDefinition(d)).toBe(graph);
   });
 
   it("caches the index per Definition object", () => {

@@ -1,11 +1,18 @@
-import type { Definition, Edge, EdgeCondition, WorkflowNode } from "@icode/workflow-graph";
+import {
+  type Definition,
+  type EdgeCondition,
+  indexDefinition,
+  type WorkflowNode,
+} from "@icode/workflow-graph";
 import { SchedulerError } from "./errors";
 import type { ConditionBatch } from "./executor";
 
 /**
  * The scheduler's own index of a Definition: integer-indexed nodes with their incoming edges in merge order
  * and outgoing edges with prebuilt condition batches, so that a run never scans the graph. Built in
- * O(nodes + edges) once per Definition object (cached; Definitions are treated as immutable). Structural
+ * O(nodes + edges) once per Definition object (cached; Definitions are treated as immutable) on top of
+ * `indexDefinition` from `@icode/workflow-graph`, whose node numbers and edge ends it reuses: when the
+ * Definition went through `validateDefinition`, that index is already built. Structural
  * problems that would make a run hang or misbehave (unknown references, duplicate IDs or edges, cycles,
  * nodes no edge can reach) throw `SchedulerError("definition_invalid")`. The full validation with
  * diagnostics belongs to `@icode/workflow-graph`; this is the scheduler's guard.
@@ -48,7 +55,8 @@ export interface IndexedNode {
 
 export interface GraphIndex {
   readonly nodes: readonly IndexedNode[];
-  readonly byId: ReadonlyMap<string, IndexedNode>;
+  /** Node by ID: a view of the graph index's own ID map, as a second map per node would cost as much again. */
+  readonly byId: Pick<ReadonlyMap<string, IndexedNode>, "get">;
   readonly start: number;
   /** In `output()` declaration order. */
   readonly outputs: readonly number[];
@@ -87,7 +95,15 @@ export function buildGraphIndex(definition: Definition): GraphIndex {
 }
 
 function build(definition: Definition): GraphIndex {
-  const byId = new Map<string, Building>();
+  const graph = indexDefinition(definition);
+  if (graph.numbers.size !== definition.nodes.length) {
+    const seen = new Set<string>();
+    for (const { id } of definition.nodes) {
+      if (seen.has(id)) invalid(`node "${id}" is declared twice; node IDs must be unique`);
+      seen.add(id);
+    }
+  }
+  // A node's index is its number in `graph`: its position in `definition.nodes`.
   const nodes: Building[] = [];
   for (const node of definition.nodes) {
     const retry =
@@ -115,28 +131,33 @@ function build(definition: Definition): GraphIndex {
       timeoutMs: timeout === null ? null : timeout * 1000,
     };
     nodes.push(entry);
-    byId.set(node.id, entry);
-    if (byId.size !== nodes.length) invalid(`node "${node.id}" is declared twice; node IDs must be unique`);
   }
-  const find = (id: string, what: () => string): Building => {
-    const found = byId.get(id);
-    return found === undefined ? invalid(`${what()} names unknown node "${id}"`) : found;
+  const byId = {
+    get(id: string): Building | undefined {
+      const found = graph.numbers.get(id);
+      return found === undefined ? undefined : nodes[found];
+    },
   };
+  const find = (id: string, what: () => string): Building =>
+    byId.get(id) ?? invalid(`${what()} names unknown node "${id}"`);
 
   // Scopes: a body node belongs to a top-level loop; loops do not nest.
   for (const n of nodes) {
-    if (n.node.scope === null) continue;
-    const loop = find(n.node.scope, () => `the scope of node "${n.id}"`);
+    const scope = n.node.scope;
+    if (scope === null) continue;
+    const owner = graph.scopes[n.index]!;
+    if (owner < 0) invalid(`the scope of node "${n.id}" names unknown node "${scope}"`);
+    const loop = nodes[owner]!;
     if (loop.node.kind !== "loop") invalid(`node "${n.id}" is scoped to "${loop.id}", which is not a loop`);
     if (n.node.kind === "loop")
       invalid(`loop "${n.id}" is inside loop "${loop.id}"; nested loops are not supported`);
     n.loop = loop.index;
     loop.body.push(n.index);
   }
-  for (const n of nodes) {
-    if (n.node.kind !== "loop") continue;
-    const entry = find(n.node.entry, () => `the entry of loop "${n.id}"`);
-    const exit = find(n.node.exit, () => `the exit of loop "${n.id}"`);
+  for (const loop of graph.loops) {
+    const n = byId.get(loop.id)!;
+    const entry = find(loop.entry, () => `the entry of loop "${n.id}"`);
+    const exit = find(loop.exit, () => `the exit of loop "${n.id}"`);
     if (entry.loop !== n.index || exit.loop !== n.index) {
       invalid(`loop "${n.id}": its entry "${entry.id}" and exit "${exit.id}" must belong to its body`);
     }
@@ -159,40 +180,42 @@ function build(definition: Definition): GraphIndex {
       conditional: condition !== null,
       pos: dst.incoming.length,
     };
-    dst.incoming.push(edge);
-    src.outgoing.push(edge);
+    dst.incoming = appended(dst.incoming, edge);
+    src.outgoing = appended(src.outgoing, edge);
     edgeCount++;
   };
-  const joinEdges: Edge[] = [];
-  for (const e of definition.edges) {
-    const src = find(e.source, () => `edge ${e.source}->${e.target}`);
-    const dst = find(e.target, () => `edge ${e.source}->${e.target}`);
-    if (dst.node.kind === "join") joinEdges.push(e);
-    else add(src, dst, e.condition);
-  }
-  const joinConditions = new Map<string, EdgeCondition>();
-  for (const e of joinEdges) {
-    const key = `${e.source}->${e.target}`;
-    if (joinConditions.has(key)) invalid(`edge ${key} is declared twice`);
-    joinConditions.set(key, e.condition);
-  }
-  for (const j of nodes) {
-    if (j.node.kind !== "join") continue;
-    for (const sourceId of j.node.sources) {
-      const key = `${sourceId}->${j.id}`;
-      const condition = joinConditions.get(key) ?? null;
-      joinConditions.delete(key);
-      add(
-        find(sourceId, () => `join "${j.id}"`),
-        j,
-        condition,
+  definition.edges.forEach((e, at) => {
+    const src = graph.edgeSources[at]!;
+    const dst = graph.edgeTargets[at]!;
+    if (src < 0) invalid(`edge ${e.source}->${e.target} names unknown node "${e.source}"`);
+    if (dst < 0) invalid(`edge ${e.source}->${e.target} names unknown node "${e.target}"`);
+    if (nodes[dst]!.node.kind !== "join") add(nodes[src]!, nodes[dst]!, e.condition);
+  });
+  // joinEdgeFrom[v]: the position of the declared edge from node v into the join at hand, or -1.
+  const joinEdgeFrom = new Int32Array(nodes.length).fill(-1);
+  const into = graph.incoming;
+  for (const join of graph.joins) {
+    const j = byId.get(join.id)!;
+    for (let at = into.start[j.index]!; at < into.start[j.index + 1]!; at++) {
+      const src = graph.edgeSources[into.edges[at]!]!;
+      if (joinEdgeFrom[src] !== -1) invalid(`edge ${nodes[src]!.id}->${j.id} is declared twice`);
+      joinEdgeFrom[src] = into.edges[at]!;
+    }
+    for (const sourceId of join.sources) {
+      const source = find(sourceId, () => `join "${j.id}"`);
+      const declared = joinEdgeFrom[source.index]!;
+      joinEdgeFrom[source.index] = -1;
+      add(source, j, declared === -1 ? null : definition.edges[declared]!.condition);
+    }
+    for (let at = into.start[j.index]!; at < into.start[j.index + 1]!; at++) {
+      const src = graph.edgeSources[into.edges[at]!]!;
+      if (joinEdgeFrom[src] === -1) continue;
+      invalid(
+        `edge ${nodes[src]!.id}->${j.id} enters a join, but its source is not one of the join's sources`,
       );
     }
-    const target = find(j.node.target, () => `join "${j.id}"`);
+    const target = find(join.target, () => `join "${j.id}"`);
     if (!j.outgoing.some((e) => e.dst === target.index)) add(j, target, null);
-  }
-  for (const key of joinConditions.keys()) {
-    invalid(`edge ${key} enters a join, but its source is not one of the join's sources`);
   }
 
   // Duplicate edges, with a stamp per destination instead of hashing every edge key.
@@ -285,4 +308,15 @@ function build(definition: Definition): GraphIndex {
   }
 
   return { nodes, byId, start: start.index, outputs, topLevelCount, edgeCount };
+}
+
+/**
+ * `list` with `item` at its end. Most nodes have one incoming and one outgoing edge: an array literal holds
+ * exactly its elements, where the first `push` onto an empty array reserves room for 16, which on a large
+ * graph is most of what this index allocates.
+ */
+function appended<T>(list: T[], item: T): T[] {
+  if (list.length === 0) return [item];
+  list.push(item);
+  return list;
 }

@@ -1,6 +1,6 @@
 import type { Diagnostic } from "@icode/workflow-errors";
 import { type Edge, edgeKey } from "../schema";
-import type { GraphIndex } from "../topology";
+import { type GraphIndex, nodeNamed } from "../topology";
 import { type GraphRule, q, ruleError } from "./rule";
 
 /** `self_edge`: an edge (or switch branch) from a node to itself. */
@@ -32,15 +32,25 @@ export const duplicateEdge: GraphRule<"duplicate_edge"> = {
   id: "duplicate_edge",
   phase: 2,
   check(definition, index) {
-    const found: Diagnostic[] = [];
-    const seen = new Set<string>();
-    for (const edge of definition.edges) {
-      const key = edgeKey(edge);
-      if (!seen.has(key)) {
-        seen.add(key);
-        continue;
+    // Per source, mark each destination with the source's number: a destination already marked is reached a
+    // second time. (No `source->target` key per edge: a large graph has tens of thousands of edges.)
+    const { start, edges } = index.outgoing;
+    const markedBy = new Int32Array(index.nodes.length).fill(-1);
+    const repeats: number[] = [];
+    for (let v = 0; v < index.nodes.length; v++) {
+      for (let at = start[v]!; at < start[v + 1]!; at++) {
+        const e = edges[at]!;
+        const target = index.edgeTargets[e]!;
+        if (markedBy[target] === v) repeats.push(e);
+        markedBy[target] = v;
       }
+    }
+    repeats.sort((a, b) => a - b);
+    const found: Diagnostic[] = [];
+    for (const e of repeats) {
+      const edge = definition.edges[e]!;
       if (listedTwice(index, edge)) continue;
+      const key = edgeKey(edge);
       found.push(
         ruleError("duplicate_edge", definition, {
           message: `the edge ${q(key)} is declared more than once`,
@@ -60,11 +70,13 @@ export const crossScopeEdge: GraphRule<"cross_scope_edge"> = {
   phase: 2,
   check(definition, index) {
     const found: Diagnostic[] = [];
-    for (const edge of definition.edges) {
-      const source = index.nodes.get(edge.source);
-      const target = index.nodes.get(edge.target);
-      if (source === undefined || target === undefined) continue;
-      if (source.scope === edge.scope && target.scope === edge.scope) continue;
+    definition.edges.forEach((edge, e) => {
+      const from = index.edgeSources[e]!;
+      const to = index.edgeTargets[e]!;
+      if (from < 0 || to < 0) return;
+      const source = index.nodes[from]!;
+      const target = index.nodes[to]!;
+      if (source.scope === edge.scope && target.scope === edge.scope) return;
       found.push(
         ruleError("cross_scope_edge", definition, {
           message:
@@ -78,7 +90,7 @@ export const crossScopeEdge: GraphRule<"cross_scope_edge"> = {
             "body receives. Values enter a body through its entry and leave through its exit.",
         }),
       );
-    }
+    });
     return found;
   },
 };
@@ -88,7 +100,7 @@ function where(scope: string | null): string {
 }
 
 function listedTwice(index: GraphIndex, edge: Edge): boolean {
-  const join = index.nodes.get(edge.target);
+  const join = nodeNamed(index, edge.target);
   if (join?.kind !== "join") return false;
   return join.sources.indexOf(edge.source) !== join.sources.lastIndexOf(edge.source);
 }

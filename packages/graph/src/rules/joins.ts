@@ -1,6 +1,6 @@
 import type { Diagnostic } from "@icode/workflow-errors";
-import { edgeKey } from "../schema";
-import { edgesFrom, edgesInto } from "../topology";
+import { edgeKey, type JoinNode } from "../schema";
+import { edgesFrom, edgesInto, type GraphIndex, nodeNamed, nodeNumber } from "../topology";
 import { type GraphRule, q, ruleError } from "./rule";
 
 /**
@@ -12,8 +12,7 @@ export const joinDestinationEdge: GraphRule<"join_destination_edge"> = {
   phase: 2,
   check(definition, index) {
     const found: Diagnostic[] = [];
-    for (const join of definition.nodes) {
-      if (join.kind !== "join" || index.nodes.get(join.id) !== join) continue;
+    for (const join of joinsOf(index)) {
       const into = edgesInto(index, join.target);
       const joinEdgeAt = into.findIndex((edge) => edge.source === join.id);
       if (joinEdgeAt === -1) {
@@ -65,11 +64,17 @@ export const joinSources: GraphRule<"join_sources"> = {
   phase: 2,
   check(definition, index) {
     const found: Diagnostic[] = [];
-    for (const join of definition.nodes) {
-      if (join.kind !== "join" || index.nodes.get(join.id) !== join) continue;
-      const listed = new Set<string>();
+    // Marks by node number rather than sets of IDs, as a join may have thousands of sources:
+    // listedBy[v] === j when v is a listed source of join j, connectedTo[v] === j when v has an edge into j.
+    const listedBy = new Int32Array(index.nodes.length).fill(-1);
+    const connectedTo = new Int32Array(index.nodes.length).fill(-1);
+    for (const join of joinsOf(index)) {
+      const j = nodeNumber(index, join.id);
+      const listed: number[] = [];
       for (const source of join.sources) {
-        if (listed.has(source)) {
+        const v = nodeNumber(index, source);
+        if (v < 0) continue; // unknown_node's to report, in phase 1
+        if (listedBy[v] === j) {
           found.push(
             ruleError("join_sources", definition, {
               message: `the join into ${q(join.target)} lists the source ${q(source)} more than once`,
@@ -78,13 +83,18 @@ export const joinSources: GraphRule<"join_sources"> = {
               hint: "List each source once; the combine function receives sources in the order listed.",
             }),
           );
+          continue;
         }
-        listed.add(source);
+        listedBy[v] = j;
+        listed.push(v);
       }
-      const connected = new Set<string>();
-      for (const edge of edgesInto(index, join.id)) {
-        connected.add(edge.source);
-        if (listed.has(edge.source)) continue;
+      const { start, edges } = index.incoming;
+      for (let at = start[j]!; at < start[j + 1]!; at++) {
+        const e = edges[at]!;
+        const edge = definition.edges[e]!;
+        const v = index.edgeSources[e]!;
+        connectedTo[v] = j;
+        if (listedBy[v] === j) continue;
         found.push(
           ruleError("join_sources", definition, {
             message: `the edge ${q(edgeKey(edge))} leads into the join node, but ${q(edge.source)} is not one of its sources`,
@@ -94,8 +104,9 @@ export const joinSources: GraphRule<"join_sources"> = {
           }),
         );
       }
-      for (const source of listed) {
-        if (connected.has(source)) continue;
+      for (const v of listed) {
+        if (connectedTo[v] === j) continue;
+        const source = index.nodes[v]!.id;
         found.push(
           ruleError("join_sources", definition, {
             message: `the join source ${q(source)} has no edge into ${q(join.id)}`,
@@ -109,3 +120,8 @@ export const joinSources: GraphRule<"join_sources"> = {
     return found;
   },
 };
+
+/** The join nodes, each ID's first declaration only (`duplicate_name` reports the others). */
+function joinsOf(index: GraphIndex): JoinNode[] {
+  return index.joins.filter((join) => nodeNamed(index, join.id) === join);
+}

@@ -1,14 +1,15 @@
 import type { Diagnostic } from "@icode/workflow-errors";
+import { nodeNamed } from "../topology";
 import { type GraphRule, q, ruleError } from "./rule";
 
 /** `nested_loop`: a loop node inside a loop body. */
 export const nestedLoop: GraphRule<"nested_loop"> = {
   id: "nested_loop",
   phase: 2,
-  check(definition) {
+  check(definition, index) {
     const found: Diagnostic[] = [];
-    for (const node of definition.nodes) {
-      if (node.kind !== "loop" || node.scope === null) continue;
+    for (const node of index.loops) {
+      if (node.scope === null) continue;
       found.push(
         ruleError("nested_loop", definition, {
           message: `the loop ${q(node.id)} is inside the body of loop ${q(node.scope)}; nested loops are not supported`,
@@ -34,7 +35,7 @@ export const loopBoundary: GraphRule<"loop_boundary"> = {
     for (const node of definition.nodes) {
       if (node.kind === "loop") {
         for (const role of ["entry", "exit"] as const) {
-          const member = index.nodes.get(node[role]);
+          const member = nodeNamed(index, node[role]);
           if (member === undefined || member.scope === node.id) continue;
           found.push(
             ruleError("loop_boundary", definition, {
@@ -49,7 +50,7 @@ export const loopBoundary: GraphRule<"loop_boundary"> = {
         }
       }
       if (node.scope !== null) {
-        const owner = index.nodes.get(node.scope);
+        const owner = nodeNamed(index, node.scope);
         if (owner === undefined || owner.kind === "loop") continue;
         found.push(
           ruleError("loop_boundary", definition, {

@@ -1,9 +1,11 @@
 import type { Diagnostic } from "@icode/workflow-errors";
 import { joinNodeId } from "../schema";
+import { nodeNamed } from "../topology";
 import { type GraphRule, q, ruleError } from "./rule";
 
 const NAMING =
   "Node names must be unique across the workflow, nonempty, must not start with `join:` and must not contain `->`.";
+const RENAME = `Rename the node. ${NAMING}`;
 
 /** `invalid_name`: empty names, `join:` prefixes and `->`; a join node's ID must be `join:<target>`. */
 export const invalidName: GraphRule<"invalid_name"> = {
@@ -13,7 +15,7 @@ export const invalidName: GraphRule<"invalid_name"> = {
     const found: Diagnostic[] = [];
     for (const node of definition.nodes) {
       let problem: string | null = null;
-      let hint = `Rename the node. ${NAMING}`;
+      let hint = RENAME;
       if (node.kind === "join") {
         if (node.id !== joinNodeId(node.target)) {
           problem = `the join node ${q(node.id)} into ${q(node.target)} must be named ${q(joinNodeId(node.target))}`;
@@ -42,13 +44,14 @@ export const duplicateName: GraphRule<"duplicate_name"> = {
   phase: 1,
   check(definition, index) {
     const found: Diagnostic[] = [];
+    if (index.numbers.size === definition.nodes.length) return found; // every ID is declared once
     const seen = new Set<string>();
     for (const node of definition.nodes) {
       if (!seen.has(node.id)) {
         seen.add(node.id);
         continue;
       }
-      const first = index.nodes.get(node.id);
+      const first = nodeNamed(index, node.id);
       const where = first?.site ? ` (first declared at ${first.site.file}:${first.site.line})` : "";
       const joined = node.kind === "join";
       found.push(

@@ -1,6 +1,5 @@
 import type { Diagnostic } from "@icode/workflow-errors";
-import type { GraphIndex } from "../topology";
-import { edgesFrom } from "../topology";
+import { nodeNumber } from "../topology";
 import { type GraphRule, q, ruleError } from "./rule";
 
 /**
@@ -11,46 +10,49 @@ export const unreachable: GraphRule<"unreachable"> = {
   id: "unreachable",
   phase: 3,
   check(definition, index) {
-    const found: Diagnostic[] = [];
-    const report = (ids: readonly string[], root: string, where: string, from: string) => {
-      const reached = reachableFrom(index, root);
-      for (const id of ids) {
-        if (reached.has(id)) continue;
-        const node = index.nodes.get(id)!;
-        found.push(
-          ruleError("unreachable", definition, {
-            message: `the ${node.kind} node ${q(id)} ${where} cannot be reached from ${from} ${q(root)}`,
-            node: id,
-            site: node.site,
-            hint: `Connect it with an edge from a node that ${from} ${q(root)} reaches, or remove it.`,
-          }),
-        );
-      }
+    // After phase 2 every edge stays inside one scope, so a single walk from the start and from every loop
+    // entry at once reaches exactly what each scope's own root reaches.
+    const { start, edges } = index.outgoing;
+    const reached = new Uint8Array(index.nodes.length);
+    const queue = new Int32Array(index.nodes.length); // each node enters it once
+    let tail = 0;
+    const enter = (v: number) => {
+      if (v < 0 || reached[v] === 1) return;
+      reached[v] = 1;
+      queue[tail++] = v;
     };
-    report(index.topLevel, definition.start, "at the top level", "the start node");
-    for (const node of definition.nodes) {
-      if (node.kind !== "loop" || index.nodes.get(node.id) !== node) continue;
-      report(
-        index.body.get(node.id) ?? [],
-        node.entry,
-        `in the body of loop ${q(node.id)}`,
-        "the loop entry",
+    enter(nodeNumber(index, definition.start));
+    for (const loop of index.loops) enter(nodeNumber(index, loop.entry));
+    for (let head = 0; head < tail; head++) {
+      const v = queue[head]!;
+      for (let at = start[v]!; at < start[v + 1]!; at++) enter(index.edgeTargets[edges[at]!]!);
+    }
+
+    // Top-level nodes first, then the body of each loop in the loops' declaration order (a loop's number
+    // is its declaration order), each in declaration order.
+    const missed: number[] = [];
+    reached.forEach((flag, v) => {
+      if (flag === 0) missed.push(v);
+    });
+    missed.sort((a, b) => index.scopes[a]! - index.scopes[b]! || a - b);
+
+    const found: Diagnostic[] = [];
+    for (const v of missed) {
+      const node = index.nodes[v]!;
+      const scope = index.scopes[v]!;
+      const loop = scope < 0 ? null : index.nodes[scope]!;
+      const root = loop?.kind === "loop" ? loop.entry : definition.start;
+      const where = loop === null ? "at the top level" : `in the body of loop ${q(loop.id)}`;
+      const from = loop === null ? "the start node" : "the loop entry";
+      found.push(
+        ruleError("unreachable", definition, {
+          message: `the ${node.kind} node ${q(node.id)} ${where} cannot be reached from ${from} ${q(root)}`,
+          node: node.id,
+          site: node.site,
+          hint: `Connect it with an edge from a node that ${from} ${q(root)} reaches, or remove it.`,
+        }),
       );
     }
     return found;
   },
 };
-
-/** The IDs reachable from `root` (itself included) along edges. */
-function reachableFrom(index: GraphIndex, root: string): Set<string> {
-  const reached = new Set<string>([root]);
-  const queue = [root];
-  for (let head = 0; head < queue.length; head++) {
-    for (const edge of edgesFrom(index, queue[head]!)) {
-      if (reached.has(edge.target)) continue;
-      reached.add(edge.target);
-      queue.push(edge.target);
-    }
-  }
-  return reached;
-}

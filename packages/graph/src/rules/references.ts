@@ -14,8 +14,9 @@ export const unknownNode: GraphRule<"unknown_node"> = {
   phase: 1,
   check(definition, index) {
     const found: Diagnostic[] = [];
+    const known = (ref: string) => index.numbers.has(ref);
+    // Called only for a missing reference, so that no message is built for the many that are fine.
     const report = (ref: string, what: string, node: string | null, site: Site | null) => {
-      if (index.nodes.has(ref)) return;
       found.push(
         ruleError("unknown_node", definition, {
           message: `${what} ${q(ref)}, but no node has that name`,
@@ -26,26 +27,37 @@ export const unknownNode: GraphRule<"unknown_node"> = {
       );
     };
 
-    if (definition.start !== "") report(definition.start, "the start is", definition.start, null);
-    for (const output of definition.outputs) report(output, "an output is", output, null);
+    const start = definition.start;
+    if (start !== "" && !known(start)) report(start, "the start is", start, null);
+    for (const output of definition.outputs) {
+      if (!known(output)) report(output, "an output is", output, null);
+    }
     for (const node of definition.nodes) {
-      if (node.scope !== null)
-        report(node.scope, `the node ${q(node.id)} is in the body of`, node.id, node.site);
+      const { id, site } = node;
+      if (node.scope !== null && !known(node.scope)) {
+        report(node.scope, `the node ${q(id)} is in the body of`, id, site);
+      }
       if (node.kind === "loop") {
-        report(node.entry, `the loop ${q(node.id)} has the entry`, node.id, node.site);
-        report(node.exit, `the loop ${q(node.id)} has the exit`, node.id, node.site);
+        if (!known(node.entry)) report(node.entry, `the loop ${q(id)} has the entry`, id, site);
+        if (!known(node.exit)) report(node.exit, `the loop ${q(id)} has the exit`, id, site);
       } else if (node.kind === "join") {
-        for (const source of node.sources)
-          report(source, `the join ${q(node.id)} has the source`, node.id, node.site);
-        report(node.target, `the join ${q(node.id)} has the destination`, node.id, node.site);
+        for (const source of node.sources) {
+          if (!known(source)) report(source, `the join ${q(id)} has the source`, id, site);
+        }
+        if (!known(node.target)) report(node.target, `the join ${q(id)} has the destination`, id, site);
       }
     }
-    for (const edge of definition.edges) {
+    definition.edges.forEach((edge, e) => {
+      const sourceKnown = index.edgeSources[e]! >= 0;
+      const targetKnown = index.edgeTargets[e]! >= 0;
+      const scopeKnown = edge.scope === null || known(edge.scope);
+      if (sourceKnown && targetKnown && scopeKnown) return;
       const key = edgeKey(edge);
-      report(edge.source, `the edge ${q(key)} starts at`, key, edge.site);
-      report(edge.target, `the edge ${q(key)} ends at`, key, edge.site);
-      if (edge.scope !== null) report(edge.scope, `the edge ${q(key)} is in the body of`, key, edge.site);
-    }
+      if (!sourceKnown) report(edge.source, `the edge ${q(key)} starts at`, key, edge.site);
+      if (!targetKnown) report(edge.target, `the edge ${q(key)} ends at`, key, edge.site);
+      if (!scopeKnown && edge.scope !== null)
+        report(edge.scope, `the edge ${q(key)} is in the body of`, key, edge.site);
+    });
     return found;
   },
 };

@@ -1,6 +1,6 @@
 import { type Diagnostic, diagnostic } from "@icode/workflow-errors";
 import type { Definition, Site } from "../schema";
-import type { GraphIndex } from "../topology";
+import { type GraphIndex, nodeNamed } from "../topology";
 
 /** The codes the `graph` stage emits. */
 export const GRAPH_CODES = [
@@ -46,6 +46,7 @@ export type GraphWarningId = (typeof GRAPH_WARNINGS)[number];
  * When a check runs. Checks of a phase run only when every earlier phase found no error, so one mistake
  * is reported once, not again by every check that depends on it:
  * 1 names and references, 2 declarations, 3 whole-graph (reachability, cycles), 4 warnings.
+ * A check may rely on that: from phase 2 on every ID is declared once and every reference names a node.
  */
 export type GraphPhase = 1 | 2 | 3 | 4;
 
@@ -126,5 +127,5 @@ export function q(name: string): string {
 
 /** The site of a node, or `null` when it is unknown or was not recorded. */
 export function siteOf(index: GraphIndex, id: string): Site | null {
-  return index.nodes.get(id)?.site ?? null;
+  return nodeNamed(index, id)?.site ?? null;
 }

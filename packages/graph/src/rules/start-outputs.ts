@@ -1,4 +1,5 @@
 import type { Diagnostic } from "@icode/workflow-errors";
+import { nodeNamed } from "../topology";
 import { type GraphRule, q, ruleError, siteOf } from "./rule";
 
 /** `no_start`: `start()` was never called. */
@@ -25,7 +26,7 @@ export const notTopLevel: GraphRule<"not_top_level"> = {
   check(definition, index) {
     const found: Diagnostic[] = [];
     const check = (id: string, role: string, call: string) => {
-      const node = index.nodes.get(id);
+      const node = nodeNamed(index, id);
       if (node === undefined || node.scope === null) return;
       found.push(
         ruleError("not_top_level", definition, {

@@ -1,6 +1,6 @@
 import type { Diagnostic } from "@icode/workflow-errors";
-import type { LoopNode, WorkflowNode } from "../schema";
-import { edgesFrom, edgesInto, type GraphIndex } from "../topology";
+import type { LoopNode } from "../schema";
+import { edgesInto, type GraphIndex, nodeNamed, nodeNumber } from "../topology";
 import { type GraphRule, q, ruleWarning } from "./rule";
 
 /**
@@ -12,9 +12,9 @@ export const loopExitAllConditional: GraphRule<"loop_exit_all_conditional"> = {
   phase: 4,
   check(definition, index) {
     const found: Diagnostic[] = [];
-    for (const loop of loopsOf(definition.nodes)) {
+    for (const loop of index.loops) {
       if (!exitAllConditional(index, loop)) continue;
-      const exit = index.nodes.get(loop.exit)!;
+      const exit = nodeNamed(index, loop.exit)!;
       found.push(
         ruleWarning("loop_exit_all_conditional", definition, {
           message: `the exit ${q(loop.exit)} of loop ${q(loop.id)} is reached only through conditional edges; an iteration in which none of them passes a value fails the run with loop_no_value`,
@@ -39,19 +39,11 @@ export const loopExitMayBeSkipped: GraphRule<"loop_exit_may_be_skipped"> = {
   phase: 4,
   check(definition, index) {
     const found: Diagnostic[] = [];
-    for (const loop of loopsOf(definition.nodes)) {
+    const reachedFrom = new Int32Array(index.nodes.length).fill(-1);
+    for (const loop of index.loops) {
       if (loop.entry === loop.exit || exitAllConditional(index, loop)) continue;
-      const reached = new Set<string>([loop.entry]);
-      const queue = [loop.entry];
-      for (let head = 0; head < queue.length; head++) {
-        for (const edge of edgesFrom(index, queue[head]!)) {
-          if (edge.condition?.kind === "when" || edge.scope !== loop.id || reached.has(edge.target)) continue;
-          reached.add(edge.target);
-          queue.push(edge.target);
-        }
-      }
-      if (reached.has(loop.exit)) continue;
-      const exit = index.nodes.get(loop.exit)!;
+      if (reachesWithoutWhen(index, loop, reachedFrom)) continue;
+      const exit = nodeNamed(index, loop.exit)!;
       found.push(
         ruleWarning("loop_exit_may_be_skipped", definition, {
           message: `every path from the entry ${q(loop.entry)} to the exit ${q(loop.exit)} of loop ${q(
@@ -67,12 +59,32 @@ export const loopExitMayBeSkipped: GraphRule<"loop_exit_may_be_skipped"> = {
   },
 };
 
-function loopsOf(nodes: readonly WorkflowNode[]): LoopNode[] {
-  return nodes.filter((node): node is LoopNode => node.kind === "loop");
-}
-
 function exitAllConditional(index: GraphIndex, loop: LoopNode): boolean {
   if (loop.entry === loop.exit) return false;
   const into = edgesInto(index, loop.exit).filter((edge) => edge.scope === loop.id);
   return into.length > 0 && into.every((edge) => edge.condition !== null);
+}
+
+/**
+ * Whether a path of body edges without a `when` condition leads from the loop's entry to its exit.
+ * `reachedFrom` is shared by the loops of a Definition: `reachedFrom[v]` is the number of the last loop
+ * whose walk reached `v`, so that each walk costs the size of its body, not of the graph.
+ */
+function reachesWithoutWhen(index: GraphIndex, loop: LoopNode, reachedFrom: Int32Array): boolean {
+  const { start, edges } = index.outgoing;
+  const mark = nodeNumber(index, loop.id);
+  const entry = nodeNumber(index, loop.entry);
+  reachedFrom[entry] = mark;
+  const queue = [entry];
+  for (let head = 0; head < queue.length; head++) {
+    const v = queue[head]!;
+    for (let at = start[v]!; at < start[v + 1]!; at++) {
+      const edge = index.definition.edges[edges[at]!]!;
+      const target = index.edgeTargets[edges[at]!]!;
+      if (edge.condition?.kind === "when" || edge.scope !== loop.id || reachedFrom[target] === mark) continue;
+      reachedFrom[target] = mark;
+      queue.push(target);
+    }
+  }
+  return reachedFrom[nodeNumber(index, loop.exit)] === mark;
 }
