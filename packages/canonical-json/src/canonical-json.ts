@@ -7,25 +7,24 @@ import { WorkflowError } from "@icode/workflow-errors";
  * array `undefined`, functions, symbols, bigints, dates, maps, class instances, cycles) throws a
  * `WorkflowError` coded `not_canonical_json` naming where it is.
  *
- * The engine writes one canonical line per event, several per node, so this is on the hot path. The value
- * is first checked and, where an object's keys are out of order, shallow-copied with sorted keys; then the
- * native `JSON.stringify` writes it. Whatever that fast path cannot vouch for (a non-JSON value, very deep
- * nesting, array-index keys out of code point order, which V8 always enumerates first) goes to the careful
- * writer below, which gives the same text or the error with its path.
+ * The engine writes one canonical line per event, several per node, so this is on the hot path: a part of
+ * the value whose keys already enumerate in order (a parsed value, an object built in order) is written by
+ * the native `JSON.stringify`; objects whose keys are out of order are written here, with the sorted key
+ * list remembered per shape (events of one type share one). Whatever the fast path cannot vouch for (a
+ * non-JSON value, very deep nesting) goes to the careful writer below, which gives the same text or the
+ * error with its path.
  *
  * @example canonicalJson({ b: [1, "é"], a: null }) // → '{"a":null,"b":[1,"é"]}'
  */
 export function canonicalJson(value: unknown): string {
-  let prepared: unknown;
   try {
-    prepared = prepare(value, 0);
+    return encode(value, 0);
   } catch (error) {
     if (error !== CAREFUL) throw error;
     const out: string[] = [];
     write(value, "$", new Set(), out);
     return out.join("");
   }
-  return JSON.stringify(prepared);
 }
 
 /** Thrown inside the fast path: "let the careful writer handle (and describe) this value". */
@@ -34,72 +33,108 @@ const CAREFUL = Symbol("careful");
 /** Deeper values take the careful path, which also finds cycles (the fast one only counts depth). */
 const FAST_DEPTH = 200;
 
-/** Keys V8 enumerates before all others, in numeric order, whatever the order they were added in. */
-const INDEX_LIKE = /^\d+$/;
-
-/**
- * `value` itself when `JSON.stringify(value)` is already canonical, else a copy (sharing what needs no
- * change) whose `JSON.stringify` is. Throws `CAREFUL` for anything else.
- */
-function prepare(value: unknown, depth: number): unknown {
+function encode(value: unknown, depth: number): string {
   switch (typeof value) {
     case "string":
+      return JSON.stringify(value);
     case "boolean":
-      return value;
+      return value ? "true" : "false";
     case "number":
-      if (Number.isFinite(value)) return value;
+      if (Number.isFinite(value)) return JSON.stringify(value);
       throw CAREFUL;
     case "object":
       break;
     default:
       throw CAREFUL;
   }
-  if (value === null) return null;
+  if (value === null) return "null";
+  if (ready(value, depth)) return JSON.stringify(value);
   if (depth > FAST_DEPTH) throw CAREFUL;
   if (Array.isArray(value)) {
-    let copy: unknown[] | null = null;
+    let text = "[";
+    for (let i = 0; i < value.length; i++) {
+      if (value[i] === undefined) throw CAREFUL;
+      text += i === 0 ? encode(value[i], depth + 1) : `,${encode(value[i], depth + 1)}`;
+    }
+    return `${text}]`;
+  }
+  const record = value as Record<string, unknown>;
+  let text = "{";
+  for (const key of sortedKeys(Object.keys(record))) {
+    const member = record[key];
+    if (member === undefined) continue;
+    text += `${text.length === 1 ? "" : ","}${keyText(key)}${encode(member, depth + 1)}`;
+  }
+  return `${text}}`;
+}
+
+/**
+ * Whether `JSON.stringify(value)` is already its canonical JSON: every object's keys enumerate in code
+ * point order (as objects parsed from canonical JSON, or built in that order, do) and everything is JSON.
+ * `false` as soon as an object's keys are out of order (the caller writes that one itself); throws
+ * `CAREFUL` for what is not JSON.
+ */
+function ready(value: object, depth: number): boolean {
+  if (depth > FAST_DEPTH) throw CAREFUL;
+  if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
       const item: unknown = value[i];
+      if (!readyMember(item, depth)) return false;
       if (item === undefined) throw CAREFUL;
-      const ready = prepare(item, depth + 1);
-      if (copy === null && ready !== item) copy = value.slice(0, i);
-      copy?.push(ready);
     }
-    return copy ?? value;
+    return true;
   }
   const proto = Object.getPrototypeOf(value);
   if (proto !== Object.prototype && proto !== null) throw CAREFUL;
-  const record = value as Record<string, unknown>;
-  const keys = Object.keys(record);
-  let ordered = true;
-  let changed = false;
-  const ready: unknown[] = new Array(keys.length);
-  for (let i = 0; i < keys.length; i++) {
-    const key = keys[i]!;
-    if (ordered && i > 0 && compareCodePoints(keys[i - 1]!, key) >= 0) ordered = false;
-    const member = record[key];
-    if (member === undefined) {
-      ready[i] = undefined; // JSON.stringify leaves it out, as canonical JSON does
-      continue;
-    }
-    const next = prepare(member, depth + 1);
-    if (next !== member) changed = true;
-    ready[i] = next;
+  let previous: string | null = null;
+  for (const key in value) {
+    if (previous !== null && compareCodePoints(previous, key) >= 0) return false;
+    previous = key;
+    if (!readyMember((value as Record<string, unknown>)[key], depth)) return false;
   }
-  if (ordered && !changed) return record;
-  if (ordered) {
-    const copy: Record<string, unknown> = {};
-    for (let i = 0; i < keys.length; i++) copy[keys[i]!] = ready[i];
-    return copy;
+  return true;
+}
+
+function readyMember(member: unknown, depth: number): boolean {
+  switch (typeof member) {
+    case "string":
+    case "boolean":
+    case "undefined":
+      return true;
+    case "number":
+      if (Number.isFinite(member)) return true;
+      throw CAREFUL;
+    case "object":
+      return member === null || ready(member, depth + 1);
+    default:
+      throw CAREFUL;
   }
-  const order = keys.map((_, i) => i).sort((a, b) => compareCodePoints(keys[a]!, keys[b]!));
-  const copy: Record<string, unknown> = {};
-  for (const i of order) {
-    const key = keys[i]!;
-    if (INDEX_LIKE.test(key)) throw CAREFUL; // V8 would move it to the front again
-    if (ready[i] !== undefined) copy[key] = ready[i];
+}
+
+/** Sorted key lists by unsorted key list: objects of one shape (events of one type) sort their keys once. */
+const orders = new Map<string, readonly string[]>();
+/** `"key":` by key. */
+const keyTexts = new Map<string, string>();
+const CACHE_LIMIT = 4096;
+
+function sortedKeys(keys: string[]): readonly string[] {
+  if (keys.length < 2) return keys;
+  const shape = keys.join("\u0000");
+  let order = orders.get(shape);
+  if (order === undefined) {
+    order = keys.sort(compareCodePoints);
+    if (orders.size < CACHE_LIMIT) orders.set(shape, order);
   }
-  return copy;
+  return order;
+}
+
+function keyText(key: string): string {
+  let text = keyTexts.get(key);
+  if (text === undefined) {
+    text = `${JSON.stringify(key)}:`;
+    if (keyTexts.size < CACHE_LIMIT && key.length <= 64) keyTexts.set(key, text);
+  }
+  return text;
 }
 
 /** Code point order of two strings (UTF-16 unit order, except astral characters against U+E000..U+FFFF). */

@@ -8,8 +8,19 @@ import { z } from "zod";
 
 export const DEFINITION_FORMAT = 1 as const;
 
+/**
+ * `z.object`, with the parsed output's keys in code point order (zod writes them in shape order; the shapes
+ * below stay in reading order). A parsed Definition then already has canonical JSON's key order, so run
+ * records and digests hand it to the native `JSON.stringify` instead of rewriting every node, which costs
+ * tens of milliseconds on a 10,000-node workflow. The keys are ASCII, where `<` is code point order.
+ */
+function sortedObject<Shape extends z.ZodRawShape>(shape: Shape): z.ZodObject<Shape> {
+  const entries = Object.entries(shape).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return z.object(Object.fromEntries(entries) as Shape);
+}
+
 /** Where a declaration was made in the author's code. Columns are 1-based and only known on Python 3.11+. */
-export const SiteSchema = z.object({
+export const SiteSchema = sortedObject({
   file: z.string(),
   line: z.number().int().min(1),
   column: z.number().int().min(1).nullable(),
@@ -18,7 +29,7 @@ export const SiteSchema = z.object({
 });
 export type Site = z.infer<typeof SiteSchema>;
 
-export const RetrySchema = z.object({
+export const RetrySchema = sortedObject({
   max_attempts: z.number().int().min(1),
   backoff: z.number().min(0).finite(),
 });
@@ -34,7 +45,7 @@ const nodeBase = {
   site: SiteSchema.nullable(),
 };
 
-export const PythonNodeSchema = z.object({
+export const PythonNodeSchema = sortedObject({
   ...nodeBase,
   kind: z.literal("python"),
   timeout: TimeoutSchema,
@@ -45,7 +56,7 @@ export const PythonNodeSchema = z.object({
   takes_context: z.boolean(),
 });
 
-export const AgentNodeSchema = z.object({
+export const AgentNodeSchema = sortedObject({
   ...nodeBase,
   kind: z.literal("agent"),
   profile: z.string(),
@@ -56,7 +67,7 @@ export const AgentNodeSchema = z.object({
   retry: RetrySchema.nullable(),
 });
 
-export const LoopNodeSchema = z.object({
+export const LoopNodeSchema = sortedObject({
   ...nodeBase,
   kind: z.literal("loop"),
   entry: z.string(),
@@ -65,7 +76,7 @@ export const LoopNodeSchema = z.object({
   on_exhausted: z.enum(["continue", "fail"]),
 });
 
-export const JoinNodeSchema = z.object({
+export const JoinNodeSchema = sortedObject({
   ...nodeBase,
   kind: z.literal("join"),
   /** Source node IDs in `join()` declaration order. */
@@ -95,14 +106,14 @@ export type NodeKind = WorkflowNode["kind"];
  */
 export const EdgeConditionSchema = z
   .discriminatedUnion("kind", [
-    z.object({ kind: z.literal("when") }),
-    z.object({ kind: z.literal("case"), index: z.number().int().min(0) }),
-    z.object({ kind: z.literal("default") }),
+    sortedObject({ kind: z.literal("when") }),
+    sortedObject({ kind: z.literal("case"), index: z.number().int().min(0) }),
+    sortedObject({ kind: z.literal("default") }),
   ])
   .nullable();
 export type EdgeCondition = z.infer<typeof EdgeConditionSchema>;
 
-export const EdgeSchema = z.object({
+export const EdgeSchema = sortedObject({
   source: z.string(),
   target: z.string(),
   scope: z.string().nullable(),
@@ -111,7 +122,7 @@ export const EdgeSchema = z.object({
 });
 export type Edge = z.infer<typeof EdgeSchema>;
 
-export const DefinitionSchema = z.object({
+export const DefinitionSchema = sortedObject({
   format: z.literal(DEFINITION_FORMAT),
   title: z.string(),
   description: z.string().nullable(),
