@@ -57,8 +57,9 @@ workflow = wf.build()
 """
 
 
-@unittest.skipUnless(hasattr(os, "posix_spawn"), "drives the worker's pipes with posix_spawn")
-class WorkerProcessTest(unittest.TestCase):
+class WorkerDriver(unittest.TestCase):
+    """Spawns the worker on its real pipes and talks to it (no tests of its own)."""
+
     def setUp(self) -> None:
         self.folder = tempfile.mkdtemp(prefix="icode-worker-test-")
         self.addCleanup(shutil.rmtree, self.folder, True)
@@ -143,6 +144,10 @@ class WorkerProcessTest(unittest.TestCase):
         self.send({**self.golden("load", package_dir=None), "entry": self.entry})
         return self.until("load_result")[-1]
 
+
+@unittest.skipUnless(hasattr(os, "posix_spawn"), "drives the worker's pipes with posix_spawn")
+class WorkerProcessTest(WorkerDriver):
+
     def test_hello_describes_the_interpreter(self) -> None:
         hello = self.spawn()
         self.assertEqual(hello["protocol"], MESSAGES["protocol"])
@@ -196,6 +201,20 @@ class WorkerProcessTest(unittest.TestCase):
         self.send(self.golden("shutdown"))
         self.assertEqual(os.waitpid(self.pid, 0)[1], 0)
 
+    def test_calls_sent_right_behind_the_load_are_served(self) -> None:
+        self.spawn()
+        route = self.golden("invoke", id=3)
+        load = {**self.golden("load", package_dir=None), "entry": self.entry}
+        self.tx.sendall(b"".join(json.dumps(m).encode() + b"\n" for m in (load, route, {**route, "id": 7})))
+        self.assertTrue(self.until("load_result")[-1]["ok"])
+        results: Dict[int, Dict[str, Any]] = {}
+        while len(results) < 2:  # in either order
+            message = self.receive()
+            results[message["id"]] = message
+        self.assertEqual(sorted(results), [3, 7])
+        self.assertEqual(results[3]["passed"], ["route->a", "route->d"])
+        self.assertEqual(results[7]["value"], route["input"])
+
     def test_bad_messages_are_refused_and_the_channel_stays_usable(self) -> None:
         self.spawn()
         self.assertTrue(self.load()["ok"])
@@ -215,6 +234,111 @@ class WorkerProcessTest(unittest.TestCase):
         self.assertIn("16 MiB", refused["error"]["message"])
         self.send({**route, "id": 42})
         self.assertTrue(self.until("result", 42)[-1]["ok"])
+
+
+
+CALLS = """
+import threading, time
+from chrys.workflows import WorkflowBuilder
+
+meeting = threading.Barrier(12, timeout=20)
+
+def echo(value):
+    return value
+
+def stuck(value):
+    time.sleep(float(value.text))
+    return value
+
+def meet(value):
+    meeting.wait()  # passes only once 12 calls run at the same time
+    return value
+
+def nap(value):
+    time.sleep(0.003)
+    return threading.current_thread().name
+
+def spin(value):
+    end = time.thread_time() + float(value.text)
+    while time.thread_time() < end:
+        pass
+    return value
+
+wf = WorkflowBuilder("Calls")
+first = wf.python("echo", echo)
+for name, fn in (("stuck", stuck), ("meet", meet), ("nap", nap), ("spin", spin)):
+    wf.edge(first, wf.python(name, fn))
+wf.start(first)
+wf.output(first)
+workflow = wf.build()
+"""
+
+
+@unittest.skipUnless(hasattr(os, "posix_spawn"), "drives the worker's pipes with posix_spawn")
+class WorkerThreadsTest(WorkerDriver):
+    """The thread that reads a sync call runs it: calls that block must not hold up the channel or the others."""
+
+    def setUp(self) -> None:
+        super().setUp()
+        with open(self.entry, "w", encoding="utf-8") as handle:
+            handle.write(CALLS)
+        self.spawn()
+        self.assertTrue(self.load()["ok"])
+
+    def invoke(self, call_id: int, node: str, text: str = "", **extra: Any) -> Dict[str, Any]:
+        return {**self.golden("invoke", id=2), "id": call_id, "node": node, "input": {"text": text, "data": None}, **extra}
+
+    def results(self, count: int) -> List[Dict[str, Any]]:
+        return [m for m in (self.receive(20) for _ in range(count)) if m["type"] == "result"]
+
+    def test_a_call_blocked_on_the_reading_thread_does_not_hold_up_the_channel(self) -> None:
+        self.send(self.invoke(1, "stuck", "30", timeout_ms=None))
+        self.send(self.invoke(2, "echo", "after"))  # read by another thread while call 1 sleeps
+        self.assertEqual(self.until("result", 2)[-1]["value"]["text"], "after")
+        self.send({**self.golden("cancel"), "id": 1})
+        cancelled = self.until("result", 1)[-1]
+        self.assertEqual(cancelled["error"]["code"], "cancelled")
+        self.assertEqual(cancelled["leaked_threads"], 1)  # its thread sleeps on; the worker goes on
+        self.send(self.invoke(3, "echo", "still"))
+        self.assertEqual(self.until("result", 3)[-1]["leaked_threads"], 1)
+
+    def test_blocking_calls_run_concurrently(self) -> None:
+        self.tx.sendall(b"".join(self.encoded(self.invoke(10 + i, "meet", str(i))) for i in range(12)))
+        results = self.results(12)
+        self.assertEqual(sorted(r["id"] for r in results), list(range(10, 22)))
+        self.assertTrue(all(r["ok"] for r in results), results)
+
+    def test_calls_queued_behind_a_blocked_one_are_answered_first(self) -> None:
+        burst = [self.invoke(100 + i, "echo", str(i)) for i in range(5)]
+        burst.append(self.invoke(105, "stuck", "0.5"))
+        burst += [self.invoke(106 + i, "echo", str(i)) for i in range(5)]
+        self.tx.sendall(b"".join(self.encoded(message) for message in burst))
+        order = [r["id"] for r in self.results(11)]
+        # The answers held back while call 105 runs go out, and the calls behind it get threads of their own.
+        self.assertEqual(order[-1], 105, order)
+        self.assertEqual(sorted(order[:-1]), [100, 101, 102, 103, 104, 106, 107, 108, 109, 110])
+
+    def test_short_blocking_calls_are_spread_over_threads(self) -> None:
+        self.tx.sendall(b"".join(self.encoded(self.invoke(200 + i, "nap")) for i in range(200)))
+        threads = {r["value"]["text"] for r in self.results(200)}
+        self.assertGreater(len(threads), 1)  # not one after the other on the thread that read them
+        self.assertTrue(all(name.startswith("chrys-call-") for name in threads), threads)
+
+    def test_a_call_that_computes_for_long_does_not_hold_up_the_others(self) -> None:
+        self.send(self.invoke(30, "spin", "0.4", timeout_ms=None))
+        self.send(self.invoke(31, "echo", "meanwhile"))
+        self.assertEqual([m["id"] for m in self.until("result", 31) if m["type"] == "result"], [31])
+        self.assertTrue(self.until("result", 30)[-1]["ok"])
+
+    def test_a_burst_of_calls_is_answered_in_full(self) -> None:
+        self.tx.sendall(b"".join(self.encoded(self.invoke(1000 + i, "echo", str(i))) for i in range(500)))
+        results = self.results(500)
+        self.assertEqual(sorted(r["id"] for r in results), list(range(1000, 1500)))
+        self.assertTrue(all(r["value"]["text"] == str(r["id"] - 1000) for r in results))
+
+    @staticmethod
+    def encoded(message: Dict[str, Any]) -> bytes:
+        return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
 
 
 if __name__ == "__main__":

@@ -256,6 +256,107 @@ class ConditionRulesTest(RuntimeCase):
         self.assertEqual(seen, ["c1", "c2"])
 
 
+class DeadlinesTest(RuntimeCase):
+    """A time limit waits in a bucket of deadlines and gets a timer of its own only when its window starts."""
+
+    def setUp(self) -> None:
+        patcher = mock.patch.object(_runtime, "BUCKET_SECONDS", 0.05)
+        patcher.start()
+        self.addCleanup(patcher.stop)
+        release = threading.Event()
+        self.addCleanup(release.set)
+
+        def stuck(value: WorkflowValue) -> str:
+            release.wait(5)
+            return "late"
+
+        def build(wf: WorkflowBuilder) -> Any:
+            first = wf.python("echo", lambda v: v)
+            wf.edge(first, wf.python("stuck", stuck))
+            return first
+
+        self.make(build)
+
+    def test_a_call_over_its_limit_times_out_at_its_deadline_not_before(self) -> None:
+        started = time.monotonic()
+        result = self.result(node_message(1, "stuck", timeout_ms=150))
+        self.assertGreaterEqual(time.monotonic() - started, 0.15)
+        self.assertEqual(result["error"]["code"], "timeout")
+        self.assertIn("0.15 s", result["error"]["message"])
+
+    def test_a_call_that_ends_in_time_leaves_no_timer_and_no_bucket_entry(self) -> None:
+        for call_id in range(1, 51):
+            self.assertTrue(self.result(node_message(call_id, "echo", timeout_ms=300_000))["ok"])
+        buckets = list(self.runtime._buckets.values())
+        self.assertTrue(buckets)
+        self.assertTrue(all(bucket.calls == {} for bucket in buckets))
+        self.assertEqual(self.runtime.calls, {})
+
+
+class ReturnedValuesTest(RuntimeCase):
+    """Plain values skip the full check; the rules stay the same."""
+
+    def setUp(self) -> None:
+        def give(value: WorkflowValue) -> Any:
+            return {
+                "ascii": WorkflowValue("plain \\ \"text\"\n"),
+                "unicode": WorkflowValue("é \u2028"),
+                "surrogate": WorkflowValue("bad \ud800"),
+                "long": WorkflowValue("x" * (4_194_304 + 1)),
+                "data": WorkflowValue("t", {"k": [1, None]}),
+                "nan": WorkflowValue("t", float("nan")),
+                "str": "just text",
+            }[value.text]
+
+        self.make(lambda wf: wf.python("give", give))
+
+    def test_each_value_is_checked_and_encoded_as_before(self) -> None:
+        expected = {
+            "ascii": {"text": "plain \\ \"text\"\n", "data": None},
+            "unicode": {"text": "é \u2028", "data": None},
+            "data": {"text": "t", "data": {"k": [1, None]}},
+            "str": {"text": "just text", "data": None},
+        }
+        for call_id, (name, value) in enumerate(expected.items(), start=1):
+            self.assertEqual(self.result(node_message(call_id, "give", name))["value"], value)
+        codes = {
+            name: self.result(node_message(10 + i, "give", name))["error"]["code"]
+            for i, name in enumerate(("surrogate", "long", "nan"))
+        }
+        self.assertEqual(
+            codes, {"surrogate": "value_not_serializable", "long": "value_too_large", "nan": "value_not_serializable"}
+        )
+
+
+class PoolTest(RuntimeCase):
+    def test_sync_calls_started_from_the_loop_each_get_a_thread(self) -> None:
+        meeting = threading.Barrier(6, timeout=10)
+
+        def meet(value: WorkflowValue) -> str:
+            meeting.wait()  # passes only once all 6 run at the same time
+            return value.text
+
+        self.make(lambda wf: wf.python("meet", meet))
+        for call_id in range(1, 7):
+            self.loop.call_soon(self.runtime.invoke, node_message(call_id, "meet", str(call_id)))
+        self.run_until(lambda: all(self.channel.of(call_id) for call_id in range(1, 7)), timeout=15)
+        self.assertEqual([self.channel.of(i)[0]["value"]["text"] for i in range(1, 7)], [str(i) for i in range(1, 7)])
+
+    def test_a_call_cancelled_before_a_thread_takes_it_never_runs(self) -> None:
+        ran: List[str] = []
+        self.make(lambda wf: wf.python("record", lambda v: ran.append(v.text) or v))
+        pool = self.runtime.executor
+        pool._local.pool = True  # as the reading thread: its jobs wait until it takes them
+        self.addCleanup(setattr, pool._local, "pool", False)
+        self.runtime.invoke(node_message(1, "record", "never"))
+        self.runtime.cancel(1)
+        fn, args = pool._ready.popleft()
+        fn(*args)
+        self.assertEqual(ran, [])
+        self.assertEqual(self.channel.of(1)[0]["error"]["code"], "cancelled")
+        self.assertEqual(self.runtime.leaked, 0)
+
+
 class AskTest(RuntimeCase):
     def setUp(self) -> None:
         async def asker(value: WorkflowValue, ctx: NodeContext) -> str:

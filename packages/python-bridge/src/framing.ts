@@ -25,7 +25,7 @@ export class LineSplitter {
         if (start < chunk.length) this.add(chunk.subarray(start));
         return frames;
       }
-      const piece = chunk.subarray(start, end);
+      const from = start;
       start = end + 1;
       if (this.skipping) {
         frames.push({ oversized: this.skippedPrefix });
@@ -33,19 +33,21 @@ export class LineSplitter {
         this.skippedPrefix = "";
         continue;
       }
-      if (this.size + piece.length + 1 > this.limit) {
-        frames.push({ oversized: this.prefixWith(piece) });
+      if (this.size + (end - from) + 1 > this.limit) {
+        frames.push({ oversized: this.prefixWith(chunk.subarray(from, end)) });
         this.parts = [];
         this.size = 0;
         continue;
       }
-      let line: Buffer = piece;
-      if (this.parts.length > 0) {
-        this.parts.push(piece);
-        line = Buffer.concat(this.parts, this.size + piece.length);
-        this.parts = [];
-        this.size = 0;
+      if (this.parts.length === 0) {
+        // The common case, a whole line within one chunk: decoded in place, no copy.
+        frames.push({ line: chunk.toString("utf8", from, end) });
+        continue;
       }
+      this.parts.push(chunk.subarray(from, end));
+      const line = Buffer.concat(this.parts, this.size + (end - from));
+      this.parts = [];
+      this.size = 0;
       frames.push({ line: line.toString("utf8") });
     }
   }

@@ -3,11 +3,14 @@ import { z } from "zod";
 import {
   callIdOf,
   decodeFromWorker,
+  decodeParsed,
   encodeToWorker,
   type FromWorkerMessage,
   FromWorkerMessageSchema,
+  frameToWorker,
   LIMITS,
   PROTOCOL_VERSION,
+  successOutcome,
   type ToWorkerMessage,
   ToWorkerMessageSchema,
 } from "./protocol";
@@ -314,10 +317,87 @@ describe("decodeFromWorker", () => {
   });
 });
 
+describe("the hand-written checks of the hot path agree with the schemas", () => {
+  const node = FROM_WORKER.find((m) => m.type === "result" && m.ok && m.kind === "node");
+  if (node?.type !== "result" || !node.ok || node.kind !== "node") throw new Error("no golden node result");
+  // No golden message of this kind: the node result without its value.
+  const { value: _value, ...conditions } = { ...node, kind: "conditions" as const };
+  const results = [...FROM_WORKER.filter((m) => m.type === "result" || m.type === "emit"), conditions];
+  /** Each message broken (or changed) in one place. */
+  const variants = (message: FromWorkerMessage): unknown[] => {
+    const m = message as Record<string, unknown>;
+    const out: unknown[] = [
+      { ...m, extra: 1 },
+      { ...m, id: -1 },
+      { ...m, id: 1.5 },
+      { ...m, id: 2 ** 60 },
+      { ...m, id: "3" },
+      { ...m, text: 5 },
+      { ...m, ok: "true" },
+      { ...m, kind: "bogus" },
+      { ...m, leaked_threads: -1 },
+      { ...m, leaked_threads: null },
+      { ...m, output: { text: "", truncated: "no" } },
+      { ...m, output: { text: "", truncated: false, extra: true } },
+      { ...m, output: null },
+      { ...m, passed: ["a", 1] },
+      { ...m, passed: "a" },
+      { ...m, stop: 1 },
+      { ...m, value: { text: "t" } },
+      { ...m, value: { text: 1, data: null } },
+      { ...m, value: { text: "t", data: { deep: [1, { x: null }] }, extra: 1 } },
+      { ...m, value: [] },
+      [m],
+    ];
+    for (const key of Object.keys(m)) {
+      const { [key]: _dropped, ...rest } = m;
+      out.push(rest);
+    }
+    return out;
+  };
+
+  test("every successful result takes the hand-written path", () => {
+    const successes = results.filter((m) => m.type === "result" && m.ok);
+    expect(new Set(successes.map((m) => m.type === "result" && m.ok && m.kind))).toEqual(
+      new Set(["node", "conditions", "until", "combine"]),
+    );
+    for (const { type: _type, id: _id, ...outcome } of successes) {
+      expect(successOutcome(JSON.parse(JSON.stringify({ type: "result", id: 1, ...outcome })))).toStrictEqual(
+        outcome,
+      );
+    }
+  });
+
+  test.each(
+    results.flatMap((message) => [message, ...variants(message)]).map((raw) => [JSON.stringify(raw), raw]),
+  )("%s", (_name, raw) => {
+    const parsed = FromWorkerMessageSchema.safeParse(raw);
+    const decoded = decodeParsed(raw);
+    expect(decoded.ok).toBe(parsed.success);
+    if (decoded.ok && parsed.success) expect(decoded.message).toStrictEqual(parsed.data);
+  });
+});
+
 describe("encodeToWorker", () => {
   test("frames a message as one JSON line, type and id first", () => {
     const data = encodeToWorker({ type: "cancel", id: 7 });
     expect(data?.toString("utf8")).toBe('{"type":"cancel","id":7}\n');
+  });
+
+  test("frameToWorker counts UTF-8 bytes, not characters, against the limit", () => {
+    const message = (text: string): ToWorkerMessage => ({
+      type: "invoke",
+      id: 1,
+      kind: "until",
+      loop: "l",
+      input: { text, data: null },
+      timeout_ms: null,
+    });
+    const room = LIMITS.messageBytes - Buffer.byteLength(frameToWorker(message(""))!, "utf8");
+    const fits = "é".repeat(Math.floor(room / 2)) + "x".repeat(room % 2);
+    expect(Buffer.byteLength(frameToWorker(message(fits))!, "utf8")).toBe(LIMITS.messageBytes);
+    expect(frameToWorker(message(`${fits}x`))).toBeNull();
+    expect(frameToWorker(message("x".repeat(room)))).not.toBeNull();
   });
 
   test("refuses a message over 16 MiB", () => {

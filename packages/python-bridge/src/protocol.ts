@@ -356,6 +356,19 @@ export function decodeFromWorker(line: string): Decoded {
   } catch (error) {
     return { ok: false, id: callIdOf(line), error: `not JSON: ${(error as Error).message}` };
   }
+  return decodeParsed(raw);
+}
+
+/** `decodeFromWorker` after `JSON.parse`. */
+export function decodeParsed(raw: unknown): Decoded {
+  if (isRecord(raw) && isCallId(raw.id)) {
+    if (raw.type === "result") {
+      const outcome = successOutcome(raw);
+      if (outcome !== null) return { ok: true, message: { type: "result", id: raw.id, ...outcome } };
+    } else if (raw.type === "emit" && typeof raw.text === "string") {
+      return { ok: true, message: { type: "emit", id: raw.id, text: raw.text } };
+    }
+  }
   const parsed = FromWorkerMessageSchema.safeParse(raw);
   if (parsed.success) return { ok: true, message: parsed.data };
   const id =
@@ -369,6 +382,81 @@ export function decodeFromWorker(line: string): Decoded {
 
 /** The framed bytes of one message (`JSON + "\n"`), or `null` when it is over the size limit. */
 export function encodeToWorker(message: ToWorkerMessage): Buffer | null {
-  const data = Buffer.from(JSON.stringify(message) + "\n", "utf8");
-  return data.length > LIMITS.messageBytes ? null : data;
+  const line = frameToWorker(message);
+  return line === null ? null : Buffer.from(line, "utf8");
+}
+
+/** The framed text of one message (`JSON + "\n"`), or `null` when its UTF-8 is over the size limit. */
+export function frameToWorker(message: ToWorkerMessage): string | null {
+  const line = `${JSON.stringify(message)}\n`;
+  // A UTF-16 unit is at most 3 bytes of UTF-8: most messages need no byte count.
+  if (line.length * 3 > LIMITS.messageBytes && Buffer.byteLength(line, "utf8") > LIMITS.messageBytes)
+    return null;
+  return line;
+}
+
+// --- the hot path ----------------------------------------------------------------------------------------
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+
+/** How a call ended: a `result` message without `type` and `id`. */
+export type ResultOutcome = DistributiveOmit<ResultMessage, "type" | "id">;
+
+/**
+ * The outcome of a successful `result` message (any kind), checked by hand, or `null`: a failed result, or
+ * anything these checks do not accept, is left to `FromWorkerMessageSchema`. Every result of a run passes
+ * here, and a zod parse costs more than the rest of reading it. The checks are those of
+ * `ResultMessageSchema`, and like zod they build new objects with the schema's keys only; the schema stays
+ * the reference (the tests hold the two against each other). `raw.id` must be checked by the caller.
+ */
+export function successOutcome(raw: Record<string, unknown>): ResultOutcome | null {
+  if (raw.ok !== true) return null;
+  const output = capturedOutput(raw.output);
+  const leaked = raw.leaked_threads;
+  if (output === null || !isCallId(leaked)) return null;
+  switch (raw.kind) {
+    case "node": {
+      const value = wireValue(raw.value);
+      if (value === null || !isStrings(raw.passed)) return null;
+      return { output, leaked_threads: leaked, ok: true, kind: "node", passed: raw.passed, value };
+    }
+    case "conditions":
+      if (!isStrings(raw.passed)) return null;
+      return { output, leaked_threads: leaked, ok: true, kind: "conditions", passed: raw.passed };
+    case "until":
+      if (typeof raw.stop !== "boolean") return null;
+      return { output, leaked_threads: leaked, ok: true, kind: "until", stop: raw.stop };
+    case "combine": {
+      const value = wireValue(raw.value);
+      if (value === null) return null;
+      return { output, leaked_threads: leaked, ok: true, kind: "combine", value };
+    }
+    default:
+      return null;
+  }
+}
+
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** A non-negative integer, as `z.number().int().nonnegative()` (safe integers only: others go to zod). */
+export function isCallId(value: unknown): value is number {
+  return typeof value === "number" && Number.isSafeInteger(value) && value >= 0;
+}
+
+function isStrings(value: unknown): value is string[] {
+  if (!Array.isArray(value)) return false;
+  for (const item of value) if (typeof item !== "string") return false;
+  return true;
+}
+
+function capturedOutput(value: unknown): CapturedOutput | null {
+  if (!isRecord(value) || typeof value.text !== "string" || typeof value.truncated !== "boolean") return null;
+  return { text: value.text, truncated: value.truncated };
+}
+
+function wireValue(value: unknown): WireValue | null {
+  if (!isRecord(value) || typeof value.text !== "string" || !("data" in value)) return null;
+  return { text: value.text, data: value.data as JsonValue };
 }

@@ -14,16 +14,19 @@ import {
   type CallPhase,
   type CapturedOutput,
   callIdOf,
-  decodeFromWorker,
-  encodeToWorker,
+  decodeParsed,
   type FromWorkerMessage,
+  frameToWorker,
   type Hello,
   type InvokeMessageSchema,
+  isCallId,
+  isRecord,
   LIMITS,
   type LoadResultMessageSchema,
   PROTOCOL_VERSION,
   type Question,
-  type ResultMessage,
+  type ResultOutcome,
+  successOutcome,
   type ToWorkerMessage,
 } from "./protocol";
 import { sdkRoot as defaultSdkRoot, workerScript } from "./sdk";
@@ -33,7 +36,7 @@ type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K>
 /** What `invoke` sends: an `invoke` message without `type` and `id`. */
 export type InvokeRequest = DistributiveOmit<z.infer<typeof InvokeMessageSchema>, "type" | "id">;
 /** How a call ended: a `result` message without `type` and `id`. Call failures are results, not rejections. */
-export type InvokeOutcome = DistributiveOmit<ResultMessage, "type" | "id">;
+export type InvokeOutcome = ResultOutcome;
 /** What `load` resolves to: a `load_result` message without `type` and `id`. */
 export type LoadResult = DistributiveOmit<z.infer<typeof LoadResultMessageSchema>, "type" | "id">;
 
@@ -53,7 +56,10 @@ export interface StartWorkerOptions {
 }
 
 export interface InvokeOptions {
-  /** Aborting sends `cancel` and settles the call at once with `error.code: "cancelled"`. */
+  /**
+   * Aborting sends `cancel` and settles the call with `error.code: "cancelled"`: within 2 ms while the
+   * call is younger than 50 ms (its signal is polled), at once after that (it is listened to).
+   */
   signal?: AbortSignal;
   /** `ctx.emit(text)` of this call, in order. Not called after the call settled. */
   onEmit?: (text: string) => void;
@@ -81,6 +87,11 @@ export type PythonWorkerEvents = {
 
 /** Extra time the engine gives a worker to report a timeout itself before settling the call on its own. */
 const BACKSTOP_GRACE_MS = 2_000;
+/** How often pending calls are checked against their backstop (one timer for all calls, not one per call). */
+const BACKSTOP_SWEEP_MS = 100;
+/** How often the abort signals of young calls are looked at, and from what age a call gets a listener. */
+const SIGNAL_POLL_MS = 2;
+const SIGNAL_LISTEN_MS = 50;
 const CLOSE_GRACE_MS = 2_000;
 const EXIT_DRAIN_MS = 100;
 const STDERR_TAIL_BYTES = 16 * 1024;
@@ -89,17 +100,26 @@ const DUMP_WAIT_MS = 500;
 const ASK_UNAVAILABLE =
   "ctx.ask() is not available here: this run cannot ask the user (the CLI does not support interaction)";
 
-interface PendingCall {
-  id: number;
-  kind: InvokeRequest["kind"];
-  resolve: (outcome: InvokeOutcome) => void;
-  reject: (error: WorkflowError) => void;
-  options: InvokeOptions;
-  timer: NodeJS.Timeout | null;
-  emits: number;
-  emitBytes: number;
-  asks: Map<number, AbortController>;
-  detach: () => void;
+class PendingCall {
+  /** Settled (or rejected): off `calls`. */
+  done = false;
+  emits = 0;
+  emitBytes = 0;
+  /** Questions being asked, by `ask_id`: aborted when the call settles. */
+  asks: Map<number, AbortController> | null = null;
+
+  constructor(
+    readonly id: number,
+    readonly kind: InvokeRequest["kind"],
+    readonly resolve: (outcome: InvokeOutcome) => void,
+    readonly reject: (error: WorkflowError) => void,
+    readonly options: InvokeOptions,
+    /** `performance.now()` when it was sent. */
+    readonly startedAt: number,
+    /** When the engine settles the call itself if the worker has not (`performance.now()`), or `null`. */
+    readonly backstopAt: number | null,
+    readonly backstopMs: number,
+  ) {}
 }
 
 interface PendingLoad {
@@ -179,6 +199,13 @@ export class PythonWorker extends EventEmitter<PythonWorkerEvents> {
   private readonly nativeTail = new TailBuffer(LIMITS.nativeBytes);
   private readonly stderrTail = new TailBuffer(STDERR_TAIL_BYTES);
   private readonly calls = new Map<number, PendingCall>();
+  /** The pending calls of each watched abort signal (one call, or several sharing a signal). */
+  private readonly bySignal = new Map<AbortSignal, PendingCall | Set<PendingCall>>();
+  /** Calls with a signal younger than `SIGNAL_LISTEN_MS`, polled (see `pollSignals`). */
+  private young: PendingCall[] = [];
+  private pollTimer: NodeJS.Timeout | null = null;
+  private backstopTimer: NodeJS.Timeout | null = null;
+  private corked = false;
   private nextId = 1;
   private load_: PendingLoad | null = null;
   private state: "starting" | "ready" | "loading" | "loaded" | "load_failed" | "exited" = "starting";
@@ -335,49 +362,52 @@ export class PythonWorker extends EventEmitter<PythonWorkerEvents> {
         );
       }
     }
-    const data = encodeToWorker({ type: "invoke", id, ...request });
+    const data = frameToWorker({ type: "invoke", id, ...request });
     if (data === null) {
       return Promise.resolve(
         failed(callError("value_too_large", "the call's input makes a message over the 16 MiB limit", phase)),
       );
     }
+    const budget = backstopMs(request);
+    const now = performance.now();
     return new Promise<InvokeOutcome>((done, fail) => {
-      const call: PendingCall = {
+      const call = new PendingCall(
         id,
-        kind: request.kind,
-        resolve: done,
-        reject: fail,
+        request.kind,
+        done,
+        fail,
         options,
-        timer: null,
-        emits: 0,
-        emitBytes: 0,
-        asks: new Map(),
-        detach: () => {},
-      };
-      const budget = backstopMs(request);
-      if (budget !== null) {
-        call.timer = setTimeout(() => {
-          this.cancelCall(
-            call,
-            callError(
-              "timeout",
-              `the worker did not answer within ${budget / 1000} s: its event loop is blocked ` +
-                "(an async def node calling blocking code?)",
-              phase,
-            ),
-          );
-        }, budget + BACKSTOP_GRACE_MS);
-      }
-      const signal = options.signal;
-      if (signal) {
-        const onAbort = () => this.cancelCall(call, callError("cancelled", "the call was cancelled", phase));
-        signal.addEventListener("abort", onAbort, { once: true });
-        call.detach = () => signal.removeEventListener("abort", onAbort);
-      }
+        now,
+        budget === null ? null : now + budget + BACKSTOP_GRACE_MS,
+        budget ?? 0,
+      );
       this.calls.set(id, call);
-      this.input.write(data);
+      if (call.backstopAt !== null && this.backstopTimer === null) this.armBackstop();
+      if (options.signal) {
+        this.young.push(call);
+        this.pollTimer ??= setTimeout(this.pollSignals, SIGNAL_POLL_MS);
+      }
+      this.write(data);
     });
   }
+
+  /**
+   * Writes a framed message. The calls started in one tick (a fan-out) go out in one system call: the
+   * first corks the stream and the end of the tick uncorks it.
+   */
+  private write(data: string): void {
+    if (!this.corked) {
+      this.corked = true;
+      this.input.cork();
+      process.nextTick(this.uncork);
+    }
+    this.input.write(data);
+  }
+
+  private readonly uncork = (): void => {
+    this.corked = false;
+    this.input.uncork();
+  };
 
   /** Ends the worker: `shutdown`, then a kill if it has not exited within 2 s. Pending calls reject (`worker_closed`). */
   async close(): Promise<void> {
@@ -393,8 +423,88 @@ export class PythonWorker extends EventEmitter<PythonWorkerEvents> {
 
   private send(message: ToWorkerMessage): void {
     if (this.exit !== null) return;
-    const data = encodeToWorker(message);
-    if (data !== null) this.input.write(data);
+    const data = frameToWorker(message);
+    if (data !== null) this.write(data);
+  }
+
+  /**
+   * Looks at the signals of young calls. Adding a listener to an `AbortSignal` costs more than the rest of
+   * a call, and most calls are over within milliseconds, so a call's signal is read every `SIGNAL_POLL_MS`
+   * until it is `SIGNAL_LISTEN_MS` old, and only then gets a listener (from then on an abort cancels it at
+   * once). One timer for all calls, running while young calls with a signal are pending.
+   */
+  private readonly pollSignals = (): void => {
+    this.pollTimer = null;
+    const now = performance.now();
+    const young = this.young;
+    let kept = 0;
+    for (const call of young) {
+      if (call.done) continue;
+      const signal = call.options.signal!;
+      if (signal.aborted) this.cancelCall(call, callError("cancelled", "the call was cancelled", call.kind));
+      else if (now - call.startedAt >= SIGNAL_LISTEN_MS) this.watchSignal(call, signal);
+      else young[kept++] = call;
+    }
+    young.length = kept;
+    if (kept > 0 && this.exit === null) this.pollTimer = setTimeout(this.pollSignals, SIGNAL_POLL_MS);
+  };
+
+  /**
+   * One listener per signal, shared by every call (an `AbortSignal` ignores a listener added twice), and
+   * never removed (that would cost as much again). A signal that outlives its calls keeps one idle
+   * listener; when it aborts, the calls still pending on it cancel.
+   */
+  private watchSignal(call: PendingCall, signal: AbortSignal): void {
+    const others = this.bySignal.get(signal);
+    if (others === undefined) this.bySignal.set(signal, call);
+    else if (others instanceof Set) others.add(call);
+    else this.bySignal.set(signal, new Set([others, call]));
+    signal.addEventListener("abort", this.onAbort);
+  }
+
+  private unwatchSignal(call: PendingCall): void {
+    const signal = call.options.signal;
+    if (signal === undefined) return;
+    const calls = this.bySignal.get(signal);
+    if (calls === call) this.bySignal.delete(signal);
+    else if (calls instanceof Set) {
+      calls.delete(call);
+      if (calls.size === 0) this.bySignal.delete(signal);
+    }
+  }
+
+  private readonly onAbort = (event: Event): void => {
+    const calls = this.bySignal.get(event.target as AbortSignal);
+    if (calls === undefined) return;
+    for (const call of calls instanceof Set ? [...calls] : [calls]) {
+      this.cancelCall(call, callError("cancelled", "the call was cancelled", call.kind));
+    }
+  };
+
+  /** One timer for every call's backstop, running while some pending call has one. */
+  private armBackstop(): void {
+    this.backstopTimer = setTimeout(() => {
+      this.backstopTimer = null;
+      const now = performance.now();
+      let waiting = false;
+      for (const call of [...this.calls.values()]) {
+        if (call.backstopAt === null) continue;
+        if (now < call.backstopAt) {
+          waiting = true;
+          continue;
+        }
+        this.cancelCall(
+          call,
+          callError(
+            "timeout",
+            `the worker did not answer within ${call.backstopMs / 1000} s: its event loop is blocked ` +
+              "(an async def node calling blocking code?)",
+            call.kind,
+          ),
+        );
+      }
+      if (waiting && this.exit === null) this.armBackstop();
+    }, BACKSTOP_SWEEP_MS);
   }
 
   private watchNative(stream: Readable, name: "stdout" | "stderr"): void {
@@ -430,7 +540,23 @@ export class PythonWorker extends EventEmitter<PythonWorkerEvents> {
       this.protocolError(id, "the worker sent a message over the 16 MiB limit");
       return;
     }
-    const decoded = decodeFromWorker(frame.line);
+    let raw: unknown;
+    try {
+      raw = JSON.parse(frame.line);
+    } catch (error) {
+      this.protocolError(callIdOf(frame.line), `not JSON: ${(error as Error).message}`);
+      return;
+    }
+    // The hot path: a successful result goes straight to its call (see successOutcome); anything else
+    // is read through the protocol's schemas.
+    if (isRecord(raw) && raw.type === "result" && isCallId(raw.id)) {
+      const outcome = successOutcome(raw);
+      if (outcome !== null) {
+        this.result(raw.id, outcome);
+        return;
+      }
+    }
+    const decoded = decodeParsed(raw);
     if (!decoded.ok) {
       this.protocolError(decoded.id, decoded.error);
       return;
@@ -438,27 +564,31 @@ export class PythonWorker extends EventEmitter<PythonWorkerEvents> {
     this.handle(decoded.message);
   }
 
+  private result(id: number, outcome: InvokeOutcome): void {
+    this.leakedThreads = outcome.leaked_threads;
+    const call = this.calls.get(id);
+    if (call === undefined) return; // settled already (cancelled, backstop): a late answer
+    if (outcome.ok && outcome.kind !== call.kind) {
+      this.settle(
+        call,
+        failed(
+          callError(
+            "protocol_error",
+            `the worker answered a ${call.kind} call with a result of kind ${outcome.kind}`,
+            call.kind,
+          ),
+        ),
+      );
+      return;
+    }
+    this.settle(call, outcome);
+  }
+
   private handle(message: FromWorkerMessage): void {
     switch (message.type) {
       case "result": {
-        this.leakedThreads = message.leaked_threads;
-        const call = this.calls.get(message.id);
-        if (call === undefined) return; // settled already (cancelled, backstop): a late answer
-        const { type: _type, id: _id, ...outcome } = message;
-        if (outcome.ok && outcome.kind !== call.kind) {
-          this.settle(
-            call,
-            failed(
-              callError(
-                "protocol_error",
-                `the worker answered a ${call.kind} call with a result of kind ${outcome.kind}`,
-                call.kind,
-              ),
-            ),
-          );
-          return;
-        }
-        this.settle(call, outcome);
+        const { type: _type, id, ...outcome } = message;
+        this.result(id, outcome);
         return;
       }
       case "emit": {
@@ -520,7 +650,7 @@ export class PythonWorker extends EventEmitter<PythonWorkerEvents> {
     const call = this.calls.get(callId);
     if (call === undefined) return;
     const reply = (answers: Answer[] | null, why: string = ASK_UNAVAILABLE) => {
-      call.asks.delete(askId);
+      call.asks?.delete(askId);
       if (!this.calls.has(callId)) return;
       if (answers === null) {
         this.send({
@@ -541,6 +671,7 @@ export class PythonWorker extends EventEmitter<PythonWorkerEvents> {
       return;
     }
     const controller = new AbortController();
+    call.asks ??= new Map();
     call.asks.set(askId, controller);
     let asked: Promise<Answer[] | null>;
     try {
@@ -557,11 +688,18 @@ export class PythonWorker extends EventEmitter<PythonWorkerEvents> {
 
   private settle(call: PendingCall, outcome: InvokeOutcome): void {
     if (!this.calls.delete(call.id)) return;
-    if (call.timer !== null) clearTimeout(call.timer);
-    call.detach();
-    for (const controller of call.asks.values()) controller.abort();
-    call.asks.clear();
+    call.done = true;
+    this.release(call);
     call.resolve(outcome);
+  }
+
+  /** What a call holds besides its entry in `calls`: its signal's entry, its questions. */
+  private release(call: PendingCall): void {
+    if (call.options.signal !== undefined) this.unwatchSignal(call);
+    if (call.asks !== null) {
+      for (const controller of call.asks.values()) controller.abort();
+      call.asks = null;
+    }
   }
 
   private cancelCall(call: PendingCall, error: CallError): void {
@@ -740,11 +878,15 @@ export class PythonWorker extends EventEmitter<PythonWorkerEvents> {
     const error = this.lostError();
     for (const call of [...this.calls.values()]) {
       this.calls.delete(call.id);
-      if (call.timer !== null) clearTimeout(call.timer);
-      call.detach();
-      for (const controller of call.asks.values()) controller.abort();
+      call.done = true;
+      this.release(call);
       call.reject(error);
     }
+    if (this.backstopTimer !== null) clearTimeout(this.backstopTimer);
+    this.backstopTimer = null;
+    if (this.pollTimer !== null) clearTimeout(this.pollTimer);
+    this.pollTimer = null;
+    this.young = [];
     this.resolveExited(exit);
     this.emit("exit", exit);
   }

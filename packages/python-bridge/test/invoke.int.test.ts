@@ -1,3 +1,4 @@
+import { getEventListeners } from "node:events";
 import { existsSync } from "node:fs";
 import { describe, expect, test } from "vitest";
 import type { InvokeOutcome } from "../src/index";
@@ -223,9 +224,38 @@ describe("timeouts, cancellation and leaked threads", () => {
     expect(existsSync(ws.path("async-done"))).toBe(false);
     const sync = new AbortController();
     const syncPending = worker.invoke(node("sleeper", "0.3"), { signal: sync.signal });
+    // Once it runs (a call cancelled before a thread took it never starts), its thread cannot be stopped.
+    await new Promise((done) => setTimeout(done, 100));
     sync.abort();
     expect(failed(await syncPending)).toMatchObject({ code: "cancelled" });
     expect((await worker.invoke(node("plain"))).leaked_threads).toBe(1);
+  });
+
+  test("calls sharing a signal are cancelled together; a signal reused for many calls has one listener", async () => {
+    const worker = await loaded(workspace({ "n.py": NODES }), "n.py");
+    const shared = new AbortController();
+    const pending = [5, 6].map((s) =>
+      worker.invoke(node("async_sleeper", String(s)), { signal: shared.signal }),
+    );
+    for (let i = 0; i < 50; i++) {
+      expect(await worker.invoke(node("plain", `x${i}`), { signal: shared.signal })).toMatchObject({
+        ok: true,
+      });
+    }
+    await new Promise((done) => setTimeout(done, 100)); // the long calls' signal is listened to by now
+    expect(getEventListeners(shared.signal, "abort")).toHaveLength(1);
+    shared.abort();
+    const outcomes = await Promise.all(pending);
+    expect(outcomes.map((outcome) => failed(outcome).code)).toEqual(["cancelled", "cancelled"]);
+    const early = new AbortController();
+    const aborted = worker.invoke(node("async_sleeper", "5"), { signal: early.signal });
+    early.abort(); // while its signal is polled
+    expect(failed(await aborted).code).toBe("cancelled");
+    const later = new AbortController();
+    const done = await worker.invoke(node("plain", "after"), { signal: later.signal });
+    later.abort(); // after the call settled: nothing to cancel
+    expect(done).toMatchObject({ ok: true, value: { text: "AFTER" } });
+    expect(getEventListeners(later.signal, "abort")).toHaveLength(0); // a short call never listened
   });
 
   test("an async function that blocks the event loop is settled by the engine's backstop", async () => {
@@ -235,6 +265,17 @@ describe("timeouts, cancellation and leaked threads", () => {
     expect(error).toMatchObject({ code: "timeout" });
     expect(error.message).toContain("event loop is blocked");
     expect(Date.now() - started).toBeLessThan(3_000);
+  });
+});
+
+describe("many calls at once", () => {
+  test("calls started in one tick are all answered, each with its own value", async () => {
+    const worker = await loaded(workspace({ "n.py": NODES }), "n.py");
+    const texts = Array.from({ length: 1000 }, (_, i) => `v${i}`);
+    const outcomes = await Promise.all(texts.map((text) => worker.invoke(node("plain", text))));
+    expect(outcomes.map((outcome) => outcome.ok && outcome.kind === "node" && outcome.value.text)).toEqual(
+      texts.map((text) => text.toUpperCase()),
+    );
   });
 });
 

@@ -12,11 +12,18 @@ from __future__ import annotations
 import io
 import os
 from contextvars import ContextVar
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Protocol
 
 from ._protocol import CAPTURE_LIMIT_BYTES
 
-current: ContextVar[Optional[Capture]] = ContextVar("chrys_workflows_capture", default=None)
+
+class Writer(Protocol):
+    """Where routed text goes: a :class:`Capture`, or a call that makes its capture on the first write."""
+
+    def write(self, text: str) -> Any: ...
+
+
+current: ContextVar[Optional[Writer]] = ContextVar("chrys_workflows_capture", default=None)
 
 
 class Capture:
@@ -89,7 +96,7 @@ def _write_fd(fd: int, data: bytes) -> None:
 
 
 def route(text: str, fd: int) -> None:
-    capture = current.get()
+    capture: Optional[Writer] = current.get()
     if capture is None:
         capture = fallback.capture
     if capture is not None:

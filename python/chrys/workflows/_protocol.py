@@ -44,7 +44,12 @@ CALL_ERROR_CODES = (
 
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 _encode = _ENCODER.encode
-_decode = json.JSONDecoder().decode
+_encode_string: Callable[[str], str] = json.encoder.encode_basestring  # type: ignore[attr-defined]
+"""A ``str`` as JSON, as ``_ENCODER`` writes it (``ensure_ascii=False``)."""
+_DECODER = json.JSONDecoder()
+_decode = _DECODER.decode
+_scan = _DECODER.scan_once
+"""The C scanner behind ``json.loads``: one JSON value at an offset, as ``(value, end)``."""
 _PREFIX = 120
 """Bytes kept of a message refused for its size: enough to read its ``type`` and ``id``."""
 _ID_PREFIX = re.compile(rb'^\{\s*"type"\s*:\s*"[a-z_]+"\s*,\s*"id"\s*:\s*(\d{1,15})\s*[,}]')
@@ -70,6 +75,8 @@ def encode(message: Dict[str, Any]) -> bytes:
 
 def encode_value(text: str, data: Any) -> str:
     """The JSON of a checked value ``{"text", "data"}``; raises ``ValueError``/``TypeError`` if it has none."""
+    if data is None:  # most values: no dict to build, no encoder pass
+        return '{"text":%s,"data":null}' % _encode_string(text)
     return _encode({"text": text, "data": data})
 
 
@@ -133,6 +140,11 @@ class LineReader:
         self._limit = limit
         self._skipping = False
         self._skipped_prefix = b""
+
+    @property
+    def buffered(self) -> int:
+        """Bytes of an incomplete line held (or skipped), waiting for the rest of it."""
+        return self._limit if self._skipping else self._size
 
     def feed(self, chunk: bytes) -> List[Tuple[Optional[bytes], bytes]]:
         """The complete lines in ``chunk`` as ``(line, b"")``, or ``(None, prefix)`` for each oversized line."""
@@ -243,23 +255,42 @@ def _is_sources(value: object) -> bool:
     return True
 
 
+def _parse(text: str) -> Any:
+    """``json.loads(text)``. A message the engine sends is one bare JSON value, read by the C scanner
+    directly (the full decoder adds two Python calls and two regex matches); anything else (surrounding
+    whitespace, trailing data, an error) goes through the full decoder, for the same value or error."""
+    try:
+        value, end = _scan(text, 0)
+    except (StopIteration, ValueError):
+        return _decode(text)
+    if end != len(text):
+        return _decode(text)
+    return value
+
+
 def decode_request(line: bytes) -> Dict[str, Any]:
     """Parses and checks one engine → worker message; raises :class:`ProtocolError` when it is not one."""
     try:
-        message = _decode(line.decode("utf-8"))
+        message = _parse(line.decode("utf-8"))
     except (ValueError, UnicodeDecodeError) as error:
         raise ProtocolError(f"not a JSON message: {error}", call_id_of(line)) from None
     if type(message) is not dict:
         raise ProtocolError(f"a message must be a JSON object, got {type(message).__name__}")
     kind = message.get("type")
-    if kind == "invoke" and message.get("kind") == "node":  # the hot path, checked inline
+    if kind == "invoke" and message.get("kind") == "node":  # the hot path: the checks below, inline
+        value = message.get("input")
+        timeout = message.get("timeout_ms", 0)
+        conditions = message.get("conditions", 0)
+        conditions_timeout = message.get("conditions_timeout_ms", 0)
         if (
             type(message.get("id")) is int
             and type(message.get("node")) is str
-            and _is_value(message.get("input"))
-            and _is_opt_ms(message.get("timeout_ms", 0))
-            and _is_conditions(message.get("conditions", 0))
-            and _is_opt_ms(message.get("conditions_timeout_ms", 0))
+            and type(value) is dict
+            and type(value.get("text")) is str
+            and "data" in value
+            and (timeout is None or (type(timeout) in (int, float) and timeout > 0))
+            and (conditions is None or _is_conditions(conditions))
+            and (conditions_timeout is None or _is_opt_ms(conditions_timeout))
         ):
             return message
     if kind == "invoke":

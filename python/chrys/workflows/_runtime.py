@@ -2,7 +2,8 @@
 
 Calls run concurrently and are answered out of order, each with exactly one ``result`` message. Synchronous
 callables run on a thread pool inside a copy of the call's ``contextvars`` context (as ``asyncio.to_thread``
-does), ``async def`` node functions run on the event loop. A call that times out, is cancelled or trips an
+does), usually on the pool thread that read the call (see :class:`_Pool`); ``async def`` node functions run
+on the event loop. A call that times out, is cancelled or trips an
 ``emit`` limit is answered at once; a thread still running it cannot be stopped and is counted in
 ``leaked_threads`` until it returns, and whatever it writes or emits afterwards is dropped.
 
@@ -14,6 +15,7 @@ and an awaitable in particular, fails the node with ``invalid_result``; an excep
 
 from __future__ import annotations
 
+import _thread
 import asyncio
 import concurrent.futures
 import contextvars
@@ -24,12 +26,14 @@ import queue
 import sys
 import threading
 import time
+import traceback
 from collections import deque
 from typing import Any, Callable, Deque, Dict, List, Optional, Tuple
 
 from . import _protocol as proto
 from . import _tracebacks as tb
 from ._capture import Capture, current
+from ._values import MAX_STRING_CHARS
 
 Payload = Tuple[Any, ...]
 """``("node", value_json, passed edges)``, ``("until", stop)``, ``("combine", value_json)`` or ``("error", error)``."""
@@ -48,6 +52,9 @@ class AskUnavailable(RuntimeError):
 
 
 class Call:
+    """One call in flight. It is also where the call's ``print()`` output goes (``_capture.current``): the
+    capture is made on the first write, so a call that prints nothing costs none."""
+
     __slots__ = (
         "id",
         "kind",
@@ -66,26 +73,68 @@ class Call:
         "forced",
         "cond_deadline",
         "cond_limit",
+        "deadline",
+        "limit",
+        "bucket",
     )
 
     def __init__(self, call_id: int, kind: str) -> None:
         self.id = call_id
         self.kind = kind
-        self.capture = Capture()
+        self.capture: Optional[Capture] = None
         self.done = False
         self.timer: Optional[asyncio.TimerHandle] = None
         self.task: Optional[asyncio.Task] = None  # type: ignore[type-arg]
         self.threads = 0
         self.leaked = False
         self.tripped = False
-        self.asks: Dict[int, concurrent.futures.Future] = {}  # type: ignore[type-arg]
-        self.emit_times: Deque[float] = deque()
+        self.asks: Optional[Dict[int, concurrent.futures.Future]] = None  # type: ignore[type-arg]
+        self.emit_times: Optional[Deque[float]] = None
         self.emit_count = 0
         self.emit_bytes = 0
         self.has_conditions = False
         self.forced: Optional[Payload] = None
         self.cond_deadline: Optional[float] = None
         self.cond_limit = 0.0
+        self.deadline = 0.0
+        self.limit: Optional[Tuple[str, float]] = None  # (phase, ms) of the time limit, once armed
+        self.bucket: Optional[_Bucket] = None
+
+    def write(self, text: str) -> None:
+        """``print()`` inside the call (any thread that carries its context)."""
+        capture = self.capture
+        if capture is None:
+            with _CAPTURE_LOCK:
+                if self.done:
+                    return  # the call was answered: later output is dropped
+                capture = self.capture
+                if capture is None:
+                    capture = self.capture = Capture()
+        capture.write(text)
+
+    def output(self) -> Dict[str, Any]:
+        """``{"text", "truncated"}`` of what the call printed, once it is done (later writes are dropped)."""
+        capture = self.capture  # set under the lock before `done` was checked there, or never
+        if capture is None:
+            return _NO_OUTPUT
+        capture.close()
+        return capture.result()
+
+
+_CAPTURE_LOCK = threading.Lock()
+_NO_OUTPUT: Dict[str, Any] = {"text": "", "truncated": False}
+
+
+class _Bucket:
+    """The calls whose deadlines fall in one ``BUCKET_SECONDS`` window; see :meth:`Runtime._arm`."""
+
+    __slots__ = ("key", "start", "calls", "open")
+
+    def __init__(self, key: int) -> None:
+        self.key = key
+        self.start = key * BUCKET_SECONDS
+        self.calls: Dict[int, Call] = {}
+        self.open = True
 
 
 class Transport:
@@ -105,6 +154,8 @@ class Transport:
             return  # the attempt ended (timeout, cancel): its messages are dropped
         now = time.monotonic()
         times = call.emit_times
+        if times is None:
+            times = call.emit_times = deque()
         while times and now - times[0] >= 1.0:
             times.popleft()
         size = len(text.encode("utf-8"))
@@ -139,12 +190,14 @@ class Transport:
             runtime.trip(call, message)
             raise MessageTooLarge(message)
         future: concurrent.futures.Future = concurrent.futures.Future()  # type: ignore[type-arg]
+        if call.asks is None:
+            call.asks = {}
         call.asks[ask_id] = future
         runtime.channel.send_bytes(data)
         try:
             reply = await asyncio.wrap_future(future)
         finally:
-            call.asks.pop(ask_id, None)
+            call.asks.pop(ask_id, None)  # type: ignore[union-attr]
         if reply.get("ok"):
             answers: List[Dict[str, Any]] = reply["answers"]
             return answers
@@ -188,42 +241,265 @@ def _leave_if_forked() -> None:
         os._exit(0)  # a forked copy of the worker has nothing to answer and must not touch the channel
 
 
-class _Pool:
-    """A minimal thread pool for synchronous callables: a job is a plain ``(fn, args)`` on a queue.
+TICK_SECONDS = 0.002
+"""How often the monitor looks at the pool while calls come in (see :class:`_Pool`). Each look costs the
+thread running calls a GIL handover, so not much more often than this."""
+LONG_SECONDS = 0.01
+"""A job that has computed this long is not progress for the others: jobs waiting behind it get threads."""
+SHORT_SECONDS = 0.001
+"""A thread that ran a job shorter than this parks if another thread is at work (see ``_Pool._work``)."""
+SAMPLED_RUNNERS = 16
+"""The monitor looks at the latest jobs only: the older ones are blocked, or long and not progress anyway."""
+STATE_THREADS = 32
+"""Pool threads whose state the monitor reads from ``/proc`` (one open descriptor each)."""
+BUCKET_SECONDS = 1.0
+"""Deadlines are grouped by window of this length until the window starts (see :meth:`Runtime._arm`)."""
+IDLE_TICKS = 25
+"""The monitor stops after this many ticks without activity; the next call starts it again."""
 
-    Lighter than ``ThreadPoolExecutor`` (no ``Future`` per job: the job answers its call itself). Threads start
-    on demand when none is idle and are reused; a thread held by a leaked call keeps its slot.
+_IDLE, _READ, _RUN = 0, 1, 2
+
+Sampler = Callable[[], Tuple[float, bool]]
+"""A thread's CPU seconds so far, and whether it is runnable now (on a CPU or waiting for one)."""
+
+
+def _sampler(ident: int, with_state: bool) -> Optional[Sampler]:
+    """The calling thread's sampler: its CPU-time clock, and (``with_state``) its state from ``/proc`` where
+    there is one, through a descriptor kept open (without it a thread that waits for a CPU looks blocked);
+    ``None`` without a CPU clock."""
+    clock_id = getattr(time, "pthread_getcpuclockid", None)
+    if clock_id is None:
+        return None
+    try:
+        clock = clock_id(ident)
+        time.clock_gettime(clock)
+    except (OSError, OverflowError):
+        return None
+    stat = -1
+    native_id = getattr(threading, "get_native_id", None)
+    if with_state and native_id is not None and hasattr(os, "pread"):
+        try:
+            stat = os.open(f"/proc/self/task/{native_id()}/stat", os.O_RDONLY)
+        except OSError:
+            pass
+
+    def sample() -> Tuple[float, bool]:
+        runnable = False
+        if stat >= 0:
+            data = os.pread(stat, 256, 0)  # "pid (name) S ...": the state follows the last ")"
+            end = data.rfind(b")")
+            runnable = data[end + 2 : end + 3] == b"R"
+        return time.clock_gettime(clock), runnable
+
+    return sample
+
+
+class _Pool:
+    """Threads for synchronous callables; one of them at a time also reads the engine's messages.
+
+    Handing each call from a reading thread to a pool thread costs two thread switches and a GIL handover,
+    more than the whole pipe round trip. So the thread that reads an ``invoke`` runs the call itself: the
+    job waits in ``ready`` while the rest of its chunk is dispatched, then the same thread runs it and goes
+    back to reading. A trivial node costs no thread switch, and a burst of them runs back to back on one
+    thread without GIL contention.
+
+    While that thread runs user code nobody reads, and jobs behind it wait. :meth:`check` (the monitor, on
+    the event loop every ``TICK_SECONDS`` while work comes in) wakes or starts threads (at most as many as
+    the pool has, or 8, per look) when work waits (jobs, or the channel unread) and the pool makes no
+    progress: nobody is dispatching, and the threads running jobs are neither runnable now (computing, or
+    waiting for a CPU) nor computed half the time since the last look (they are blocked in I/O, a sleep, a
+    lock), or the only busy ones have computed for ``LONG_SECONDS`` in one job. A blocking or slow callable thus holds up messages
+    and other calls for a few milliseconds, and calls still run concurrently: each blocked one keeps a
+    thread of its own. A thread that finishes a short job while another is at work parks, so that two do
+    not trade the GIL. Threads are reused; a thread held by a leaked call keeps its slot.
     """
 
     def __init__(self, limit: int) -> None:
-        self._jobs: queue.SimpleQueue = queue.SimpleQueue()  # type: ignore[type-arg]
         self._lock = threading.Lock()
+        self._ready: Deque[Tuple[Callable[..., Any], Tuple[Any, ...]]] = deque()
+        self._wakeups: queue.SimpleQueue = queue.SimpleQueue()  # type: ignore[type-arg]
         self._idle = 0
         self._threads = 0
         self._limit = limit
+        self._read: Optional[Callable[[], None]] = None
+        self._reader: Optional[int] = None  # the thread that holds the reading role
+        # thread → (when its job started, since when it has run jobs one after another), monotonic
+        self._runners: Dict[int, Tuple[float, float]] = {}
+        self._samplers: Dict[int, Optional[Sampler]] = {}
+        # The monitor's last look at a running thread: (its job's start, its CPU time when that job started
+        # as far as the looks tell, its CPU time, when).
+        self._seen: Dict[int, Tuple[float, float, float, float]] = {}
+        self._local = threading.local()
+        self.on_idle: Optional[Callable[[], None]] = None
+        """Called by a thread that ran jobs and has none left queued (before it reads, parks or idles)."""
+        self.beat = 0
+        """Counts jobs started and chunks read: the monitor's sign of activity."""
+        self._last_beat = 0
+
+    def serve(self, read: Callable[[], None]) -> None:
+        """From now on one thread at a time runs ``read``: block for the next messages and dispatch them."""
+        with self._lock:
+            self._read = read
+        self._wake(1)
 
     def submit(self, fn: Callable[..., Any], *args: Any) -> None:
-        self._jobs.put((fn, args))
-        with self._lock:
-            if self._idle > 0:
-                self._idle -= 1
-                return
-            if self._threads >= self._limit:
-                return  # queued until a thread is free
-            self._threads += 1
-        threading.Thread(target=self._work, name=f"chrys-call-{self._threads}", daemon=True).start()
+        """Queues a job. From the pool's reading thread it runs next on that thread; from elsewhere a thread
+        is woken (or started) for it."""
+        self._ready.append((fn, args))  # atomic; threads take jobs under the lock
+        if not getattr(self._local, "pool", False):
+            self._wake(1)
 
-    def _work(self) -> None:
-        get = self._jobs.get
-        while True:
-            fn, args = get()
+    def more_here(self) -> bool:
+        """Whether the calling thread is a pool thread with jobs queued behind it (it will run one next)."""
+        return bool(self._ready) and getattr(self._local, "pool", False)
+
+    def _waiting(self) -> int:
+        return len(self._ready) + (1 if self._read is not None and self._reader is None else 0)
+
+    def waiting(self) -> int:
+        """Jobs no thread has taken, plus one when nobody reads the channel."""
+        with self._lock:
+            return self._waiting()
+
+    def check(self, now: float, congested: bool = False) -> bool:
+        """The monitor: when work waits and the pool makes no progress, wakes a thread per waiting job (and
+        one to read), at most as many as the pool has (or 8) per look. Nothing is woken while the channel is
+        ``congested`` (the engine is not reading our answers: more threads would only wait for it too).
+        Returns whether work is waiting."""
+        with self._lock:
+            waiting = self._waiting()
+            if not waiting:
+                return False
+            # A reader with jobs waiting is dispatching them (it reads again only once they are taken), and
+            # it runs no user code meanwhile: that is progress.
+            reading = self._reader is not None
+            busy = list(self._runners.items())[-SAMPLED_RUNNERS:]  # the latest jobs (the dict is in start order)
+            spare = self._idle > 0 or self._threads < self._limit
+            threads = self._threads
+        beat, self._last_beat = self.beat, self.beat
+        if congested or reading or not spare or self._progressing(busy, now, beat != self._last_beat):
+            return True
+        self._wake(min(waiting, max(threads, 8)))
+        return True
+
+    def _progressing(self, busy: List[Tuple[int, Tuple[float, float]]], now: float, active: bool) -> bool:
+        """Whether the running threads make progress: one is runnable now (computing, in a system call, or
+        waiting for a CPU), or together they computed at least half the time since the last look; a job
+        that has computed for ``LONG_SECONDS`` does not count. A thread is sampled across the jobs it runs one
+        after another, so one running short blocking job after short blocking job counts as blocked. (A
+        thread waiting for the GIL held by the monitor is not runnable, but computed until it took it.)"""
+        share = 0.0
+        progress = False
+        seen = self._seen
+        for ident, (started, since) in busy:  # every one is sampled, for the next look
+            sampler = self._samplers.get(ident)
+            if sampler is None:
+                return active  # no CPU clock here: any job started or chunk read since the last look
             try:
-                fn(*args)
-            except BaseException:  # a job answers its own failures; nothing may end the thread
-                pass
-            _leave_if_forked()
-            with self._lock:
-                self._idle += 1
+                cpu, runnable = sampler()
+            except (OSError, ValueError):
+                return True
+            last = seen.get(ident)
+            if last is None or since > last[3]:
+                seen[ident] = (started, cpu, cpu, now)
+                progress = True  # not running jobs at the last look: give it a tick
+                continue
+            # The CPU time when this job started: known from an earlier look, else that of the last look.
+            job_cpu = last[1] if last[0] == started else last[2]
+            seen[ident] = (started, job_cpu, cpu, now)
+            if cpu - job_cpu >= LONG_SECONDS:
+                continue  # computing for long: not progress for the jobs behind it
+            if runnable:
+                progress = True
+            elif now > last[3]:
+                share += (cpu - last[2]) / (now - last[3])
+        return progress or share >= 0.5
+
+    def _others_active(self, ident: int) -> bool:
+        """Under the lock: whether another thread reads or has just started a job."""
+        if self._reader is not None:
+            return True
+        if len(self._runners) > 0:
+            now = time.monotonic()
+            for other, (started, _) in self._runners.items():
+                if other != ident and now - started < LONG_SECONDS:
+                    return True
+        return False
+
+    def _wake(self, count: int) -> None:
+        with self._lock:
+            woken = min(count, self._idle)
+            self._idle -= woken
+            start = max(0, min(count - woken, self._limit - self._threads))
+            self._threads += start
+            number = self._threads
+        for _ in range(woken):
+            self._wakeups.put(None)
+        for index in range(start):
+            # The low-level start: threading.Thread.start() waits for the new thread to run (about 1 ms
+            # under load), and the monitor may start dozens at once.
+            _thread.start_new_thread(self._work, (f"chrys-call-{number - index}",))
+
+    def _work(self, name: str) -> None:
+        threading.current_thread().name = name  # registers it with threading, for thread dumps and user code
+        self._local.pool = True
+        ident = threading.get_ident()
+        # A descriptor each for the first threads only: a pool grown by leaked calls must not eat the fds.
+        self._samplers[ident] = _sampler(ident, with_state=len(self._samplers) < STATE_THREADS)
+        lock, ready, runners, wait = self._lock, self._ready, self._runners, self._wakeups.get
+        mode = _IDLE
+        since = 0.0
+        while True:
+            if mode == _RUN and not ready and self.on_idle is not None:
+                self.on_idle()  # about to stop running jobs: send the answers held back (see Runtime._answer)
+            # One locked step from what this thread did to what it does next, so that the monitor never
+            # sees it between roles (neither reading nor running) and wakes another thread for nothing.
+            with lock:
+                now = time.monotonic()
+                short = False
+                if mode == _READ:
+                    self._reader = None
+                elif mode == _RUN:
+                    short = now - runners.pop(ident)[0] < SHORT_SECONDS
+                if short and self._others_active(ident):
+                    # Park: another thread is at work on short jobs, and two would only trade the GIL. (After a
+                    # long job, blocking or not, go on: the jobs behind it waited long enough.)
+                    self._idle += 1
+                    mode = _IDLE
+                elif ready:
+                    fn, args = ready.popleft()
+                    if mode != _RUN:
+                        since = now
+                    runners[ident] = (now, since)
+                    mode = _RUN
+                elif self._read is not None and self._reader is None:
+                    self._reader = ident
+                    mode = _READ
+                else:
+                    self._idle += 1
+                    mode = _IDLE
+            if mode == _RUN:
+                self.beat += 1
+                try:
+                    fn(*args)
+                except BaseException:  # a job answers its own failures; nothing may end the thread
+                    pass
+                _leave_if_forked()
+            elif mode == _READ:
+                self.beat += 1
+                try:
+                    self._read()  # type: ignore[misc]
+                except BaseException:  # our own failure: keep the channel served
+                    _report_internal_error()
+            else:
+                wait()
+
+
+def _report_internal_error() -> None:
+    try:
+        os.write(2, ("chrys.workflows worker: " + traceback.format_exc()).encode("utf-8", "replace"))
+    except OSError:
+        pass
 
 
 _EAGER_TASKS = sys.version_info >= (3, 12)
@@ -254,6 +530,9 @@ class Runtime:
         self.channel = channel
         self.callables = callables
         self.nodes = {node["id"]: node for node in definition.get("nodes", [])}
+        self._node_entries: Dict[str, Tuple[Callable[..., Any], bool, bool]] = {}
+        self._hold: Optional[Callable[[bytes], None]] = None
+        self._flush: Optional[Callable[[], None]] = None
         self.user = user
         self.calls: Dict[int, Call] = {}
         self.leaked = 0
@@ -264,6 +543,14 @@ class Runtime:
         self._ask_ids = itertools.count(1)
         self._lock = threading.Lock()
         self._sweeping = False
+        # Calls whose timer or condition sweep the loop has yet to set up, and new buckets (see _tick, _arm).
+        self._fresh: Deque[Call] = deque()
+        self._buckets: Dict[int, _Bucket] = {}
+        self._new_buckets: Deque[_Bucket] = deque()
+        self._ticking = False
+        self._tick_handle: Optional[asyncio.TimerHandle] = None
+        self._idle_ticks = 0
+        self._last_beat = -1
         self._NodeContext = NodeContext
         self._SourceValue = SourceValue
         self._WorkflowValue = WorkflowValue
@@ -287,33 +574,140 @@ class Runtime:
         else:
             loop.call_soon_threadsafe(fn, *args)
 
+    def serve(self, read: Callable[[], None]) -> None:
+        """Starts serving the channel: ``read`` blocks for the next messages and dispatches them (on a pool
+        thread, which then runs the sync calls it dispatched; see :class:`_Pool`). Answers may be held back
+        and sent together when the channel can (``hold``/``flush``)."""
+        hold = getattr(self.channel, "hold", None)
+        flush = getattr(self.channel, "flush", None)
+        if hold is not None and flush is not None:
+            self._hold = hold
+            self._flush = flush
+            self.executor.on_idle = flush
+        self.executor.serve(read)
+
     def _thread(self, call: Call, ctx: contextvars.Context, fn: Callable[..., Optional[Payload]], *args: Any) -> None:
-        with self._lock:
-            call.threads += 1
+        # No lock: a call has one job at a time, and nothing else writes its count (finish only reads it).
+        call.threads += 1
         self.executor.submit(ctx.run, self._job, call, fn, args)
+        self._ensure_ticking()  # the monitor watches the thread that will run it
 
     def _job(self, call: Call, fn: Callable[..., Optional[Payload]], args: Tuple[Any, ...]) -> None:
         """Runs on a pool thread and answers the call from there: no hop back to the event loop."""
-        try:
-            payload = fn(*args)
-        except BaseException as error:  # our own code failed: still answer the call
-            payload = ("error", proto.call_error("exception", f"worker error: {tb.describe(error)}", phase=call.kind))
+        if call.done:
+            payload = None  # cancelled or timed out before a thread took it: never start user code
+        else:
+            try:
+                payload = fn(*args)
+            except BaseException as error:  # our own code failed: still answer the call
+                payload = ("error", proto.call_error("exception", f"worker error: {tb.describe(error)}", phase=call.kind))
         with self._lock:
             call.threads -= 1
-            leaked = call.leaked
-            if leaked:
+            if call.leaked:
                 self.leaked -= 1
-        if payload is not None and not leaked:
-            self.finish(call, payload)
+                return
+            if payload is None:
+                return
+            payload = self._close(call, payload)
+        if payload is not None:
+            self._answer(call, payload)
 
     def _arm(self, call: Call, ms: Optional[float], phase: str) -> None:
-        if call.done:
+        """Sets the call's time limit, from any thread, without a timer of its own at first.
+
+        Most calls end long before their limit (300 s by default). So a call joins the bucket of the
+        ``BUCKET_SECONDS`` window its deadline falls in, and each bucket has one loop timer, set at the next
+        tick, due when the window starts; only then do the calls still running in it get a precise timer
+        (:meth:`_open_bucket`). A call that ends leaves its bucket and never touches the loop.
+        """
+        if ms is None or call.done:
             return
-        if call.timer is not None:
+        deadline = time.monotonic() + ms / 1000
+        call.deadline = deadline
+        call.limit = (phase, ms)
+        key = int(deadline // BUCKET_SECONDS)
+        bucket = self._buckets.get(key)
+        if bucket is None:
+            with self._lock:
+                bucket = self._buckets.get(key)
+                if bucket is None:
+                    bucket = self._buckets[key] = _Bucket(key)
+                    self._new_buckets.append(bucket)
+            self._ensure_ticking()
+        bucket.calls[call.id] = call
+        call.bucket = bucket
+        if not bucket.open:  # opened meanwhile, maybe without this call: a timer of its own
+            self._watch(call)
+
+    def _open_bucket(self, bucket: _Bucket) -> None:
+        """On the loop, when a bucket's window starts: precise timers for its calls still running."""
+        bucket.open = False  # first, so that _arm sees it (and arms through _watch) after our snapshot
+        with self._lock:
+            if self._buckets.get(bucket.key) is bucket:
+                del self._buckets[bucket.key]
+        for call in list(bucket.calls.values()):
+            self._set_timer(call)
+
+    def _set_timer(self, call: Call) -> None:
+        if call.done or call.limit is None or call.timer is not None:
+            return
+        phase, ms = call.limit
+        call.timer = self.loop.call_at(call.deadline, self._expire, call, phase, ms)  # type: ignore[union-attr]
+        if call.done:  # finished meanwhile on its thread, which saw no timer to cancel
             call.timer.cancel()
-            call.timer = None
-        if ms is not None and self.loop is not None:
-            call.timer = self.loop.call_later(ms / 1000, self._expire, call, phase, ms)
+
+    def _watch(self, call: Call) -> None:
+        self._fresh.append(call)
+        self._ensure_ticking()
+
+    def _ensure_ticking(self) -> None:
+        # Set the flag before waking the loop; _tick clears it before its last look at the work (no lost wake-up).
+        if not self._ticking:
+            self._ticking = True
+            self.loop.call_soon_threadsafe(self._start_ticking)  # type: ignore[union-attr]
+
+    def _start_ticking(self) -> None:
+        self._ticking = True
+        if self._tick_handle is None:
+            self._idle_ticks = 0
+            self._tick()
+
+    def _tick(self) -> None:
+        """On the loop, every ``TICK_SECONDS`` while calls come in: sets up the time limits and condition sweeps
+        of new calls that are still running, and lets the pool's monitor spread blocked work."""
+        _leave_if_forked()
+        loop = self.loop
+        assert loop is not None
+        self._tick_handle = None
+        new_buckets = self._new_buckets
+        while new_buckets:
+            bucket = new_buckets.popleft()
+            loop.call_at(bucket.start, self._open_bucket, bucket)
+        fresh = self._fresh
+        while fresh:
+            call = fresh.popleft()
+            if call.done:
+                continue
+            if call.has_conditions:
+                self._ensure_sweeper()
+            self._set_timer(call)
+        if self._flush is not None:
+            self._flush()  # answers held back by a thread whose next call has not ended yet
+        busy = self.executor.check(time.monotonic(), getattr(self.channel, "writing", False))
+        beat = self.executor.beat
+        if busy or beat != self._last_beat:
+            self._idle_ticks = 0
+        else:
+            self._idle_ticks += 1
+        self._last_beat = beat
+        if self._idle_ticks < IDLE_TICKS:
+            self._tick_handle = loop.call_later(TICK_SECONDS, self._tick)
+            return
+        self._ticking = False
+        if fresh or new_buckets or self.executor.waiting():  # arrived after the check above: keep watching
+            self._ticking = True
+            self._idle_ticks = 0
+            self._tick_handle = loop.call_later(TICK_SECONDS, self._tick)
 
     def _expire(self, call: Call, phase: str, ms: float) -> None:
         if phase == "node" and call.cond_deadline is not None:
@@ -368,32 +762,32 @@ class Runtime:
 
     def answer(self, message: Dict[str, Any]) -> None:
         call = self.calls.get(message["id"])
-        future = call.asks.get(message["ask_id"]) if call is not None else None
+        future = call.asks.get(message["ask_id"]) if call is not None and call.asks is not None else None
         if future is not None and not future.done():
             future.set_result(message)
 
     def finish(self, call: Call, payload: Payload) -> None:
         """Answers ``call`` once, from any thread: ends its capture, counts its leaked threads, sends the result."""
-        _leave_if_forked()
         with self._lock:
-            if call.done:
-                return
-            call.done = True
-            if call.forced is not None:  # a tripped limit fails the attempt whatever it returned
-                payload = call.forced
-            if call.threads:
-                call.leaked = True
-                self.leaked += call.threads
-        call.capture.close()
-        self.calls.pop(call.id, None)
-        if call.timer is not None:
-            call.timer.cancel()  # thread-safe enough: it only flags the handle, the loop drops it when due
-        for future in list(call.asks.values()):
-            future.cancel()
-        task = call.task
-        if task is not None and not task.done():
-            self._in_loop(self._cancel_task, task)
-        captured = call.capture.result()
+            closed = self._close(call, payload)
+        if closed is not None:
+            self._answer(call, closed)
+
+    def _close(self, call: Call, payload: Payload) -> Optional[Payload]:
+        """Under the lock: marks the call done and counts its threads still running as leaked. Returns the
+        payload to answer with (a tripped limit overrides it), or ``None`` when it was answered already."""
+        if call.done:
+            return None
+        call.done = True
+        if call.threads:
+            call.leaked = True
+            self.leaked += call.threads
+        return payload if call.forced is None else call.forced
+
+    def _answer(self, call: Call, payload: Payload) -> None:
+        if _Fork.child:
+            os._exit(0)  # a forked copy of the worker has nothing to answer and must not touch the channel
+        captured = _NO_OUTPUT if call.capture is None else call.output()
         kind = payload[0]
         if kind == "node":
             data = proto.node_result_bytes(call.id, payload[1], payload[2], captured, self.leaked)
@@ -413,7 +807,24 @@ class Runtime:
                 phase="node" if call.kind == "node" else call.kind,
             )
             data = proto.encode(proto.failed_result(call.id, error, captured, self.leaked))
-        self.channel.send_bytes(data)
+        if self._hold is not None and self.executor.more_here():
+            # More calls are queued on this thread, right behind: their answers go out in one write with
+            # this one (flushed when the thread runs out of jobs, or by the monitor if the next one blocks).
+            self._hold(data)
+        else:
+            self.channel.send_bytes(data)
+        # The rest after the answer, out of the round trip: the call is done, so nothing reaches it anymore.
+        self.calls.pop(call.id, None)
+        if call.bucket is not None:
+            call.bucket.calls.pop(call.id, None)
+        if call.timer is not None:
+            call.timer.cancel()  # thread-safe enough: it only flags the handle, the loop drops it when due
+        if call.asks:
+            for future in list(call.asks.values()):
+                future.cancel()
+        task = call.task
+        if task is not None and not task.done():
+            self._in_loop(self._cancel_task, task)
 
     @staticmethod
     def _cancel_task(task: asyncio.Task) -> None:  # type: ignore[type-arg]
@@ -451,7 +862,13 @@ class Runtime:
 
     def _value(self, returned: object, phase: str) -> Tuple[Optional[Any], Optional[str], Optional[Payload]]:
         """``(WorkflowValue, value JSON, None)`` or ``(None, None, error payload)``."""
-        if inspect.isawaitable(returned):
+        kind = type(returned)
+        if kind is self._WorkflowValue:
+            text, data = returned.text, returned.data  # type: ignore[attr-defined]
+            if data is None and type(text) is str and len(text) <= MAX_STRING_CHARS and text.isascii():
+                # The plain case, nothing check_value could refuse (ASCII has no lone surrogates): no walk.
+                return returned, proto.encode_value(text, None), None
+        elif kind is not str and inspect.isawaitable(returned):
             _close_awaitable(returned)
             where = "the node function" if phase == "node" else "the combine function"
             return None, None, (
@@ -484,7 +901,7 @@ class Runtime:
         call = Call(call_id, kind)
         self.calls[call_id] = call
         ctx = contextvars.copy_context()
-        ctx.run(current.set, call.capture)
+        ctx.run(current.set, call)
         try:
             if kind == "node":
                 self._start_node(call, ctx, message)
@@ -506,12 +923,19 @@ class Runtime:
     def _input(self, wire: Dict[str, Any]) -> Any:
         return self._WorkflowValue(wire["text"], wire.get("data"))
 
+    def _node(self, node_id: str) -> Tuple[Callable[..., Any], bool, bool]:
+        """A python node's ``(function, takes_context, is_async)``, looked up once."""
+        entry = self._node_entries.get(node_id)
+        if entry is None:
+            meta = self.nodes.get(node_id)
+            if meta is None or meta.get("kind") != "python":
+                raise _Refused(f"the workflow has no python node {node_id!r}")
+            fn = self._callable("node:" + node_id)
+            entry = self._node_entries[node_id] = (fn, bool(meta.get("takes_context")), bool(meta.get("is_async")))
+        return entry
+
     def _start_node(self, call: Call, ctx: contextvars.Context, message: Dict[str, Any]) -> None:
-        node_id = message["node"]
-        meta = self.nodes.get(node_id)
-        if meta is None or meta.get("kind") != "python":
-            raise _Refused(f"the workflow has no python node {node_id!r}")
-        fn = self._callable("node:" + node_id)
+        fn, takes_context, is_async = self._node(message["node"])
         conditions = message["conditions"]
         if conditions is not None:
             switch = conditions.get("switch")
@@ -519,23 +943,33 @@ class Runtime:
                 self._callable("edge:" + edge)
             if not conditions["when"] and not switch:
                 conditions = None
-        value = self._input(message["input"])
+        wire = message["input"]
+        value = self._WorkflowValue(wire["text"], wire.get("data"))
         args: Tuple[Any, ...] = (value,)
-        if meta.get("takes_context"):
+        if takes_context:
             args = (value, self._NodeContext(Transport(self, call)))
         limit = message.get("conditions_timeout_ms") or proto.DEFAULT_CALLABLE_TIMEOUT_MS
         if conditions is not None:
             call.has_conditions = True
-            self._ensure_sweeper()
+            self._watch(call)  # the loop sweeps condition batches for their limit
         self._arm(call, message.get("timeout_ms"), "node")
-        if meta.get("is_async"):
+        if is_async:
             coroutine = self._async_node(call, fn, args, conditions, limit)
-            if _EAGER_TASKS:  # runs at once up to its first await: a function that never waits costs no loop turn
-                call.task = asyncio.Task(coroutine, loop=self.loop, context=ctx, eager_start=True)  # type: ignore[call-arg]
-            else:
-                call.task = ctx.run(self.loop.create_task, coroutine)  # type: ignore[union-attr]
+            if asyncio._get_running_loop() is self.loop:
+                self._start_task(call, ctx, coroutine)
+            else:  # read on a pool thread: tasks are the loop's
+                self.loop.call_soon_threadsafe(self._start_task, call, ctx, coroutine)  # type: ignore[union-attr]
         else:
             self._thread(call, ctx, self._sync_node, call, fn, args, conditions, limit)
+
+    def _start_task(self, call: Call, ctx: contextvars.Context, coroutine: Any) -> None:
+        if call.done:  # cancelled before the loop got to it
+            coroutine.close()
+            return
+        if _EAGER_TASKS:  # runs at once up to its first await: a function that never waits costs no loop turn
+            call.task = asyncio.Task(coroutine, loop=self.loop, context=ctx, eager_start=True)  # type: ignore[call-arg]
+        else:
+            call.task = ctx.run(self.loop.create_task, coroutine)  # type: ignore[union-attr]
 
     def _start_until(self, call: Call, ctx: contextvars.Context, message: Dict[str, Any]) -> None:
         fn = self._callable("until:" + message["loop"])

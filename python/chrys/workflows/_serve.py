@@ -2,7 +2,9 @@
 
 Loading runs on the main thread with no event loop running, so top-level code may call ``asyncio.run()``
 and register signal handlers as in a script; the engine enforces the load time limit by killing the process.
-After a successful load the worker serves calls on an asyncio event loop that reads the channel directly.
+After a successful load the main thread runs the asyncio event loop (``async def`` nodes, time limits, the
+pool's monitor) and the channel is read by a pool thread, which runs the sync calls it reads itself (see
+``_runtime._Pool``).
 """
 
 from __future__ import annotations
@@ -22,6 +24,13 @@ from . import _tracebacks as tb
 from ._capture import Capture, RoutedStream, current, fallback
 
 
+HOLD_BYTES = 64 * 1024
+"""Answers held back for one write (see :meth:`Channel.hold`) go out once they reach this size."""
+SMALL_READ = 64 * 1024
+"""Bytes read from the channel at once, or ``LARGE_READ`` while a message of more than that comes in."""
+LARGE_READ = 1024 * 1024
+
+
 class Channel:
     """The worker → engine pipe. Any thread may send; a message is written whole, under a lock."""
 
@@ -29,6 +38,10 @@ class Channel:
         self._fd = fd
         self._lock = threading.Lock()
         self.forked = False
+        self.writing = False
+        """Whether a write is under way: the pool's monitor starts no threads while the engine is not reading."""
+        self._held: List[bytes] = []
+        self._held_bytes = 0
         if hasattr(os, "register_at_fork"):
             # A process forked by user code (without exec) must never speak on the engine's channel.
             os.register_at_fork(after_in_child=self._mute)
@@ -39,14 +52,47 @@ class Channel:
     def send_bytes(self, data: bytes) -> None:
         if self.forked:
             return
-        view = memoryview(data)
         with self._lock:
-            try:
+            if self._held:
+                data = self._take_held(data)
+            self._write(data)
+
+    def hold(self, data: bytes) -> None:
+        """Queues a message to go out with the next write or :meth:`flush` (at most 64 KiB are held)."""
+        if self.forked:
+            return
+        with self._lock:
+            self._held.append(data)
+            self._held_bytes += len(data)
+            if self._held_bytes >= HOLD_BYTES:
+                self._write(self._take_held())
+
+    def flush(self) -> None:
+        """Sends the messages held back, if any."""
+        if self._held and not self.forked:
+            with self._lock:
+                if self._held:
+                    self._write(self._take_held())
+
+    def _take_held(self, data: bytes = b"") -> bytes:
+        self._held.append(data)
+        joined = b"".join(self._held)
+        self._held = []
+        self._held_bytes = 0
+        return joined
+
+    def _write(self, data: bytes) -> None:
+        self.writing = True
+        try:
+            written = os.write(self._fd, data)
+            if written < len(data):  # a full pipe: the rest as the engine reads
+                view = memoryview(data)[written:]
                 while view:
-                    written = os.write(self._fd, view)
-                    view = view[written:]
-            except OSError:
-                os._exit(0)  # the engine is gone: nobody is left to answer
+                    view = view[os.write(self._fd, view) :]
+        except OSError:
+            os._exit(0)  # the engine is gone: nobody is left to answer
+        finally:
+            self.writing = False
 
     def send(self, message: Dict[str, Any]) -> bool:
         """Sends ``message`` unless it is over the size limit (then returns ``False``)."""
@@ -87,6 +133,7 @@ class Worker:
         self.stderr = RoutedStream(2, "<stderr>")
         self.runtime: Any = None
         self._load_attempted = False
+        self._backlog: List[Tuple[Optional[bytes], bytes]] = []
 
     # -- phase 1: hello and load (blocking reads, main thread) ------------------------------------------------
 
@@ -158,9 +205,7 @@ class Worker:
         if loop.is_closed():
             loop = asyncio.new_event_loop()
         asyncio.set_event_loop(loop)
-        for line, prefix in pending:  # sent right behind the load
-            loop.call_soon(self._dispatch, line, prefix)
-        self.serve_calls(loop)
+        self.serve_calls(loop, pending)
 
     def load(self, message: Dict[str, Any]) -> bool:
         """Loads the workflow and answers; ``True`` when it loaded (the worker then serves calls)."""
@@ -228,27 +273,35 @@ class Worker:
         self.channel.send(proto.load_failed(call_id, diagnostics, truncated, captured))
         return False
 
-    # -- phase 2: calls on the event loop ---------------------------------------------------------------------
+    # -- phase 2: calls (read by a pool thread; async ones, timers and the monitor on the event loop) ----------
 
-    def serve_calls(self, loop: asyncio.AbstractEventLoop) -> None:
-        runtime = self.runtime
-        runtime.loop = loop
-        os.set_blocking(self.fd_in, False)
-        loop.add_reader(self.fd_in, self._readable)
+    def serve_calls(self, loop: asyncio.AbstractEventLoop, backlog: List[Tuple[Optional[bytes], bytes]]) -> None:
+        """Serves calls until ``shutdown``; ``backlog`` holds the messages that arrived right behind the load."""
+        self._backlog = backlog
+        self.runtime.loop = loop
+        self.runtime.serve(self._read_messages)
         loop.run_forever()
 
-    def _readable(self) -> None:
+    def _read_messages(self) -> None:
+        """On the pool thread that reads: blocks for the next chunk and dispatches its messages in order."""
         if self.channel.forked:
-            os._exit(0)  # a forked copy woken by the shared event loop: the messages are not its to read
-        try:
-            chunk = os.read(self.fd_in, 1 << 20)
-        except (BlockingIOError, InterruptedError):
-            return
-        except OSError:
-            os._exit(0)
-        if not chunk:
-            os._exit(0)
-        for line, prefix in self.reader.feed(chunk):
+            os._exit(0)  # a forked copy: the messages are not its to read
+        lines = self._backlog
+        if lines:
+            self._backlog = []
+        else:
+            # 64 KiB (a pipe's buffer) per read: a 1 MiB buffer costs an mmap, mremap and munmap per read.
+            # A large message on its way is read in larger pieces.
+            try:
+                chunk = os.read(self.fd_in, LARGE_READ if self.reader.buffered >= SMALL_READ else SMALL_READ)
+            except InterruptedError:
+                return
+            except OSError:
+                os._exit(0)
+            if not chunk:
+                os._exit(0)  # the engine closed the channel
+            lines = self.reader.feed(chunk)
+        for line, prefix in lines:
             self._dispatch(line, prefix)
 
     def _dispatch(self, line: Optional[bytes], prefix: bytes) -> None:
