@@ -116,6 +116,9 @@ function keyOf(command: string, options: LaunchOptions): string {
     .digest("hex");
 }
 
+/** Variables bash sets or rewrites in any script it runs. */
+const SHELL_BOOKKEEPING = new Set(["_", "SHLVL", "OLDPWD"]);
+
 /** Runs the shim once with the probe, and records what it did and which files its choice read. */
 async function probe(shim: string, options: LaunchOptions): Promise<Entry | null> {
   const stdout = await new Promise<string | null>((resolve) => {
@@ -152,8 +155,11 @@ async function probe(shim: string, options: LaunchOptions): Promise<Entry | null
   for (const name of new Set([...Object.keys(options.env), ...Object.keys(after)])) {
     const before = options.env[name];
     const now = after[name];
-    // `_` is the shell's note of the last command it ran (bash drops or rewrites it); it means nothing to Python.
-    if (now === before || name === "_") continue;
+    // Bash's own bookkeeping (`_`, the last command; `SHLVL`, set to 1 when absent; `OLDPWD`) means nothing
+    // to Python and is not replayed.
+    if (now === before || SHELL_BOOKKEEPING.has(name)) continue;
+    // Python itself sets LC_CTYPE when the locale is C or POSIX (PEP 538); the worker will do the same.
+    if (name === "LC_CTYPE" && before === undefined) continue;
     // Anything beyond what pyenv itself sets (a plugin hook exporting other variables) is not replayed.
     if (!decisive(name) || (now !== undefined && typeof now !== "string")) return null;
     envChanges[name] = now === undefined ? null : now;
