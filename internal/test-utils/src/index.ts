@@ -18,6 +18,21 @@ export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", 
 export const CLI_BIN = join(REPO_ROOT, "apps", "cli", "dist", "bin.js");
 export const EXAMPLES_DIR = join(REPO_ROOT, "examples");
 
+/** A one-node workflow file whose node returns its input (`echo`), for tests that need any valid workflow. */
+export const ECHO_WORKFLOW = `from chrys.workflows import WorkflowBuilder, WorkflowValue
+
+
+def echo(value: WorkflowValue) -> WorkflowValue:
+    return value
+
+
+wf = WorkflowBuilder("Echo")
+node = wf.python("echo", echo)
+wf.start(node)
+wf.output(node)
+workflow = wf.build()
+`;
+
 /** A new empty folder under the system temp folder, with permissions our ownership checks accept. */
 export function tmpDir(prefix = "icode-test-"): string {
   const dir = mkdtempSync(join(tmpdir(), prefix));

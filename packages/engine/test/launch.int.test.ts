@@ -9,7 +9,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
-import { tmpDir, writeTree } from "@icode/test-utils";
+import { ECHO_WORKFLOW as ECHO, tmpDir, writeTree } from "@icode/test-utils";
 import { describe, expect, it } from "vitest";
 import { createEngine, validateWorkflowFor } from "../src/index";
 import { launchFor } from "../src/validate/launch";
@@ -200,20 +200,6 @@ workflow = wf.build()
     await engine.close();
   });
 });
-
-const ECHO = `from chrys.workflows import WorkflowBuilder, WorkflowValue
-
-
-def echo(value: WorkflowValue) -> WorkflowValue:
-    return value
-
-
-wf = WorkflowBuilder("Echo")
-node = wf.python("echo", echo)
-wf.start(node)
-wf.output(node)
-workflow = wf.build()
-`;
 
 describe("starting the interpreter early", () => {
   it("drops the default interpreter started early when the workflow names its own", async () => {

@@ -1,21 +1,7 @@
 import { join } from "node:path";
-import { tmpDir, writeTree } from "@icode/test-utils";
+import { ECHO_WORKFLOW as ECHO, tmpDir, writeTree } from "@icode/test-utils";
 import { describe, expect, it } from "vitest";
 import { createEngine, listWorkflowsFor, validateWorkflowFor } from "../src/index";
-
-const ECHO = `from chrys.workflows import WorkflowBuilder, WorkflowValue
-
-
-def echo(value: WorkflowValue) -> WorkflowValue:
-    return value
-
-
-wf = WorkflowBuilder("Echo")
-node = wf.python("echo", echo)
-wf.start(node)
-wf.output(node)
-workflow = wf.build()
-`;
 
 describe("the one-shot functions", () => {
   it("list and validate as an engine does", async () => {
