@@ -113,7 +113,7 @@ class SchemaValidatorTest(unittest.TestCase):
 
     def test_broken_messages_are_not(self) -> None:
         hello = dict(MESSAGES["from_worker"][0])
-        self.assertNotEqual(schema_errors({**hello, "protocol": 2}, SCHEMA["from_worker"]), [])
+        self.assertNotEqual(schema_errors({**hello, "protocol": proto.PROTOCOL_VERSION + 1}, SCHEMA["from_worker"]), [])
         self.assertNotEqual(schema_errors({**hello, "extra": 1}, SCHEMA["from_worker"]), [])
         self.assertNotEqual(schema_errors({"type": "emit", "id": 1}, SCHEMA["from_worker"]), [])
         self.assertNotEqual(schema_errors({"type": "emit", "id": -1, "text": ""}, SCHEMA["from_worker"]), [])
@@ -130,6 +130,8 @@ class ConstantsTest(unittest.TestCase):
         self.assertEqual(proto.EMIT_MAX_COUNT, limits["emitCount"])
         self.assertEqual(proto.EMIT_MAX_BYTES, limits["emitBytes"])
         self.assertEqual(proto.DEFAULT_CALLABLE_TIMEOUT_MS, limits["callableTimeoutMs"])
+        self.assertEqual(proto.LARGE_STRING_CHARS, limits["largeStringChars"])
+        self.assertEqual(proto.KEPT_STRING_BYTES, limits["keptStringBytes"])
 
     def test_error_codes_match_the_engine(self) -> None:
         failed = [m for m in MESSAGES["from_worker"] if m["type"] == "result" and not m["ok"]][0]

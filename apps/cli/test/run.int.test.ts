@@ -4,7 +4,8 @@
  * outputs (default merge, join with combine, skipped outputs, loop, switch), and sessions (`-s`).
  * Every test spawns the built CLI with real Python and checks the run record on disk.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import {
@@ -368,6 +369,33 @@ describe.concurrent("icode workflow run: built-in workflows", SLOW, () => {
   });
 });
 
+/** Large strings made by one node, passed on unchanged by the next, extended by the last. */
+const BIG = `from chrys.workflows import WorkflowBuilder, WorkflowValue
+
+wf = WorkflowBuilder("Large strings")
+
+
+def make(value: WorkflowValue) -> WorkflowValue:
+    accented = "é€😀" * 40_000
+    return WorkflowValue(text="x" * 100_000, data=[accented, "x" * 100_000, accented])
+
+
+def keep(value: WorkflowValue) -> WorkflowValue:
+    return value
+
+
+def extend(value: WorkflowValue) -> WorkflowValue:
+    value.data.append("go")
+    return value
+
+
+nodes = [wf.python("make", make), wf.python("pass", keep), wf.python("extend", extend)]
+wf.chain(*nodes)
+wf.start(nodes[0])
+wf.output(nodes[-1])
+workflow = wf.build()
+`;
+
 describe.concurrent("icode workflow run: project workflows", SLOW, () => {
   it("a .py file in text mode: outputs in declaration order, one blank line apart; load output, emit and fd writes on stderr", async () => {
     const p = project({ ".chrys/workflows/prints.py": PRINTS });
@@ -565,6 +593,42 @@ describe.concurrent("icode workflow run: project workflows", SLOW, () => {
       { node_id: "after", activation_id: "after@iter#1", text: "after:abc+", data: null },
     ]);
     expect(ofType(recordOf(p, short.json).events, "loop_iteration")).toHaveLength(1);
+  });
+
+  it("large strings pass through a chain whole, and the record stores each one once", async () => {
+    const p = project({ ".chrys/workflows/big.py": BIG });
+    const r = await runJson(p, "big", ["--input", "go", "--trust"]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    const accented = "é€😀".repeat(40_000);
+    const plain = "x".repeat(100_000);
+    expect(r.json.outputs).toEqual([
+      {
+        node_id: "extend",
+        activation_id: "extend@iter#1",
+        text: plain,
+        data: [accented, plain, accented, "go"],
+      },
+    ]);
+
+    const rec = recordOf(p, r.json);
+    // Two distinct strings, one file each, named by the SHA-256 of their UTF-8.
+    const files = readdirSync(join(rec.dir, "strings")).sort();
+    const sha = (text: string) => createHash("sha256").update(text, "utf8").digest("hex");
+    expect(files).toEqual([`${sha(accented)}.txt`, `${sha(plain)}.txt`].sort());
+    expect(readFileSync(join(rec.dir, "strings", `${sha(accented)}.txt`), "utf8")).toBe(accented);
+    // Events name them instead of holding them: every line stays small.
+    const lines = readFileSync(join(rec.dir, "events.jsonl"), "utf8").trim().split("\n");
+    expect(Math.max(...lines.map((line) => line.length))).toBeLessThan(4_000);
+    const passed = ofType(rec.events, "node_completed").find((e) => e.node_id === "pass");
+    expect(passed?.value).toEqual({ text: "", data: ["", "", ""] });
+    expect((passed as unknown as { large_strings: unknown }).large_strings).toEqual([
+      { at: ["value", "text"], file: `strings/${sha(plain)}.txt` },
+      { at: ["value", "data", 0], file: `strings/${sha(accented)}.txt` },
+      { at: ["value", "data", 1], file: `strings/${sha(plain)}.txt` },
+      { at: ["value", "data", 2], file: `strings/${sha(accented)}.txt` },
+    ]);
+    // The final outputs file keeps them whole.
+    expect(rec.outputs).toEqual([{ ...r.json.outputs[0] }]);
   });
 
   it("a switch selects the first matching case, or the default, and the other branches are skipped", async () => {

@@ -10,6 +10,14 @@
  * // → [] when the graph is valid, else e.g. ['cycle: the edge "b->a" closes a cycle: "a" -> "b" -> "a"']
  */
 export {
+  blankStrings,
+  findLargeStrings,
+  LARGE_STRING_CHARS,
+  type LargeString,
+  type PathStep,
+  placeString,
+} from "./large-strings";
+export {
   GRAPH_CODES,
   GRAPH_RULES,
   GRAPH_WARNINGS,

@@ -1,4 +1,5 @@
 import { DiagnosticSchema } from "@icode/workflow-errors";
+import { LARGE_STRING_CHARS } from "@icode/workflow-graph";
 import { z } from "zod";
 
 /**
@@ -12,11 +13,18 @@ import { z } from "zod";
  * must refuse after reading its first bytes.
  */
 
-export const PROTOCOL_VERSION = 1 as const;
+export const PROTOCOL_VERSION = 2 as const;
 
 export const LIMITS = {
-  /** One message between the processes, UTF-8, newline included. */
+  /**
+   * One message between the processes, UTF-8, newline included, counting every large string it carries
+   * or names by reference at its full UTF-8 size.
+   */
   messageBytes: 16 * 1024 * 1024,
+  /** Strings at least this long in a value travel as string frames, by reference (`SharedStrings`). */
+  largeStringChars: LARGE_STRING_CHARS,
+  /** Large strings the two sides keep in common for later messages, in UTF-8 bytes. */
+  keptStringBytes: 128 * 1024 * 1024,
   /** Captured `sys.stdout`/`sys.stderr` text kept per load and per call (the first 64 KiB of UTF-8). */
   captureBytes: 64 * 1024,
   /** Output on file descriptors 1 and 2 kept per worker (the last 64 KiB). */
@@ -388,6 +396,11 @@ export function encodeToWorker(message: ToWorkerMessage): Buffer | null {
 
 /** The framed text of one message (`JSON + "\n"`), or `null` when its UTF-8 is over the size limit. */
 export function frameToWorker(message: ToWorkerMessage): string | null {
+  return frameJson(message);
+}
+
+/** `JSON + "\n"` of any message, or `null` when its UTF-8 is over the size limit. */
+export function frameJson(message: unknown): string | null {
   const line = `${JSON.stringify(message)}\n`;
   // A UTF-16 unit is at most 3 bytes of UTF-8: most messages need no byte count.
   if (line.length * 3 > LIMITS.messageBytes && Buffer.byteLength(line, "utf8") > LIMITS.messageBytes)

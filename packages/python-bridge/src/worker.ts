@@ -30,6 +30,7 @@ import {
   type ToWorkerMessage,
 } from "./protocol";
 import { sdkRoot as defaultSdkRoot, workerScript } from "./sdk";
+import { SharedStrings } from "./strings";
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
@@ -85,6 +86,8 @@ export type PythonWorkerEvents = {
   exit: [exit: WorkerExit];
 };
 
+/** Where an invocation's value is (a combine's are under `sources`). */
+const INPUT_PATH = [["input"]] as const;
 /** Extra time the engine gives a worker to report a timeout itself before settling the call on its own. */
 const BACKSTOP_GRACE_MS = 2_000;
 /** How often pending calls are checked against their backstop (one timer for all calls, not one per call). */
@@ -196,6 +199,8 @@ export class PythonWorker extends EventEmitter<PythonWorkerEvents> {
   private readonly child: ChildProcess;
   private readonly input: Writable;
   private readonly splitter = new LineSplitter(LIMITS.messageBytes);
+  /** Large strings this worker and the engine hold in common (values cross the pipe once). */
+  private readonly strings = new SharedStrings();
   private readonly nativeTail = new TailBuffer(LIMITS.nativeBytes);
   private readonly stderrTail = new TailBuffer(STDERR_TAIL_BYTES);
   private readonly calls = new Map<number, PendingCall>();
@@ -362,7 +367,10 @@ export class PythonWorker extends EventEmitter<PythonWorkerEvents> {
         );
       }
     }
-    const data = frameToWorker({ type: "invoke", id, ...request });
+    const data = this.strings.frame(
+      { type: "invoke", id, ...request },
+      request.kind === "combine" ? request.sources.map((_, i) => ["sources", i, "value"]) : INPUT_PATH,
+    );
     if (data === null) {
       return Promise.resolve(
         failed(callError("value_too_large", "the call's input makes a message over the 16 MiB limit", phase)),
@@ -535,6 +543,15 @@ export class PythonWorker extends EventEmitter<PythonWorkerEvents> {
   }
 
   private handleFrame(frame: Frame): void {
+    if ("string" in frame) {
+      const { ref, text, bytes, keep } = frame.string;
+      this.strings.receive(ref, text, bytes, keep);
+      return;
+    }
+    if ("badString" in frame) {
+      this.protocolError(null, frame.badString);
+      return;
+    }
     if ("oversized" in frame) {
       const id = callIdOf(frame.oversized);
       this.protocolError(id, "the worker sent a message over the 16 MiB limit");
@@ -546,6 +563,23 @@ export class PythonWorker extends EventEmitter<PythonWorkerEvents> {
     } catch (error) {
       this.protocolError(callIdOf(frame.line), `not JSON: ${(error as Error).message}`);
       return;
+    }
+    if (isRecord(raw)) {
+      const strings = this.strings.resolve(raw);
+      if ("problem" in strings) {
+        this.protocolError(callIdOf(frame.line), strings.problem);
+        return;
+      }
+      if (
+        strings.bytes > 0 &&
+        strings.bytes + Buffer.byteLength(frame.line, "utf8") + 1 > LIMITS.messageBytes
+      ) {
+        this.protocolError(
+          callIdOf(frame.line),
+          "the worker sent a message over the 16 MiB limit (with its strings)",
+        );
+        return;
+      }
     }
     // The hot path: a successful result goes straight to its call (see successOutcome); anything else
     // is read through the protocol's schemas.

@@ -16,7 +16,7 @@ def send(data):
 def message(obj):
     send(json.dumps(obj, separators=(",", ":")).encode() + b"\n")
 output = {"text": "", "truncated": False}
-message({"type": "hello", "protocol": 1, "sdk_version": "fake", "pid": os.getpid(),
+message({"type": "hello", "protocol": 2, "sdk_version": "fake", "pid": os.getpid(),
          "python": {"executable": sys.executable, "version": "3.0.0", "version_info": [3, 0, 0],
                     "implementation": "cpython", "platform": sys.platform, "machine": "x", "libc": ""},
          "pycache_prefix": os.environ["PYTHONPYCACHEPREFIX"]})
@@ -49,6 +49,30 @@ while True:
                 for n in range(10001):
                     message({"type": "emit", "id": i, "text": "e"})
                 message(ok)
+            elif what == "unknown_string":
+                ok["value"]["text"] = ""
+                ok["strings"] = [{"ref": 98, "at": ["value", "text"]}]
+                message(ok)
+            elif what == "misplaced_string":
+                send(b'{"type":"string","ref":2,"bytes":3,"keep":true}\nabc\n')
+                ok["strings"] = [{"ref": 2, "at": ["value", "data"]}]
+                message(ok)
+            elif what == "string_not_utf8":
+                send(b'{"type":"string","ref":4,"bytes":2,"keep":true}\n\xff\xfe\n')
+                message(ok)
+            elif what == "string_without_newline":
+                send(b'{"type":"string","ref":6,"bytes":2,"keep":true}\nabX')
+                message(ok)
+            elif what == "string_too_large":
+                send(b'{"type":"string","ref":8,"bytes":%d,"keep":true}\n' % (17 * 1024 * 1024))
+                message(ok)
+            elif what == "oversize_with_strings":
+                body = b"y" * (9 * 1024 * 1024)
+                send(b'{"type":"string","ref":10,"bytes":%d,"keep":true}\n' % len(body) + body + b"\n")
+                send(b'{"type":"string","ref":12,"bytes":%d,"keep":false}\n' % len(body) + body + b"\n")
+                ok["value"] = {"text": "", "data": ["", ""]}
+                ok["strings"] = [{"ref": 10, "at": ["value", "data", 0]}, {"ref": 12, "at": ["value", "data", 1]}]
+                message(ok)
             elif what == "stray":
                 send(b"garbage without an id\n")
                 message({"type": "result", "id": 999999, "ok": True, "kind": "until", "stop": True, "output": output, "leaked_threads": 0})
@@ -77,6 +101,9 @@ test.each([
   ["bad_shape", /not a protocol message/],
   ["wrong_kind", /answered a node call with a result of kind until/],
   ["oversize", /over the 16 MiB limit/],
+  ["unknown_string", /names an unknown string/],
+  ["misplaced_string", /has no place \["value","data"\] holding ""/],
+  ["oversize_with_strings", /over the 16 MiB limit \(with its strings\)/],
 ])("a %s answer fails only its call with protocol_error", async (name, message) => {
   const { worker, refused } = await fakeWorker();
   const outcome = await worker.invoke(node(name));
@@ -94,6 +121,20 @@ test("a flood of emits past the attempt's limit fails the call even if the worke
   expect(outcome).toMatchObject({ ok: false, error: { code: "protocol_limit" } });
   expect(emitted).toBe(10_000);
   expect(await worker.invoke(node("fine"))).toMatchObject({ ok: true });
+  await worker.close();
+});
+
+test.each([
+  ["string_not_utf8", /string frame 4 is not UTF-8/],
+  ["string_without_newline", /string frame 6 is not followed by a newline after its 2 bytes/],
+  ["string_too_large", /a string frame header needs a positive ref, bytes \(at most 16777216\)/],
+])("a broken string frame (%s) is reported, and the channel goes on", async (name, message) => {
+  const { worker, refused } = await fakeWorker();
+  // The broken frame is reported (with no call to blame); the answer right behind it still settles its call.
+  expect(await worker.invoke(node(name))).toMatchObject({ ok: true, value: { text: name } });
+  expect(refused).toHaveLength(1);
+  expect(refused[0]).toMatch(message);
+  expect(await worker.invoke(node("fine"))).toMatchObject({ ok: true, value: { text: "fine" } });
   await worker.close();
 });
 

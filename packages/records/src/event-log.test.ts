@@ -1,4 +1,4 @@
-import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -112,5 +112,75 @@ describe("EventLog", () => {
 
   it("reads a missing log as empty", () => {
     expect(readEventLog(join(dir, "none.jsonl"))).toEqual({ events: [], raw: [], warnings: [] });
+  });
+});
+
+describe("large strings", () => {
+  const big = (char: string) => char.repeat(70_000);
+  const completed = (seq: number, value: { text: string; data: unknown }) => ({
+    type: "node_completed",
+    run_id: "r",
+    seq,
+    ts: 1000 + seq,
+    node_id: `n${seq}`,
+    activation_id: `n${seq}@iter#1`,
+    iteration: 1,
+    loop_id: null,
+    kind: "python",
+    attempt: 1,
+    value,
+  });
+
+  it("are stored once each in strings/, named from the line, and read back in place", () => {
+    const path = join(dir, "events.jsonl");
+    const a = big("a");
+    const b = big("é€😀");
+    const value = { text: a, data: { list: ["small", b, { deep: a }], other: 1 } };
+    const log = EventLog.create(path);
+    log.append(completed(0, value));
+    log.appendSoon(completed(1, { text: "small", data: [b] }));
+    log.close();
+
+    const lines = readFileSync(path, "utf8").trim().split("\n");
+    expect(lines.every((line) => line.length < 1_000)).toBe(true);
+    const first = JSON.parse(lines[0]!);
+    expect(first.value).toEqual({ text: "", data: { list: ["small", "", { deep: "" }], other: 1 } });
+    expect(first.large_strings.map((entry: { at: unknown }) => entry.at)).toEqual([
+      ["value", "text"],
+      ["value", "data", "list", 1],
+      ["value", "data", "list", 2, "deep"],
+    ]);
+    // Two distinct strings, each in one file, whatever the number of places that hold them.
+    expect(readdirSync(join(dir, "strings")).sort()).toHaveLength(2);
+    expect(value.text).toBe(a); // the caller's value is not changed
+
+    const { events, warnings } = readEventLog(path);
+    expect(warnings).toEqual([]);
+    expect(events[0]).toMatchObject({ value });
+    expect(events[1]).toMatchObject({ value: { text: "small", data: [b] } });
+  });
+
+  it("a line whose string file is missing is skipped with a warning", () => {
+    const path = join(dir, "events.jsonl");
+    const log = EventLog.create(path);
+    log.append(completed(0, { text: big("x"), data: null }));
+    log.append(ev(1));
+    log.close();
+    rmSync(join(dir, "strings"), { recursive: true });
+    const { events, warnings } = readEventLog(path);
+    expect(events.map((e) => e.seq)).toEqual([1]);
+    expect(warnings[0]?.message).toMatch(/the large string strings\/[0-9a-f]{64}\.txt cannot be read/);
+  });
+
+  it("a large_strings entry that does not name a string file is refused", () => {
+    const path = join(dir, "events.jsonl");
+    const line = {
+      ...completed(0, { text: "", data: null }),
+      large_strings: [{ at: ["value", "text"], file: "../x" }],
+    };
+    writeFileSync(path, `${JSON.stringify(line)}\n`);
+    const { events, warnings } = readEventLog(path);
+    expect(events).toEqual([]);
+    expect(warnings[0]?.message).toMatch(/not \{at, file: "strings\/<sha256>\.txt"\}/);
   });
 });

@@ -1,16 +1,34 @@
+import { createHash } from "node:crypto";
 import {
   closeSync,
+  existsSync,
   fstatSync,
   fsyncSync,
   ftruncateSync,
+  mkdirSync,
   openSync,
   readFileSync,
   readSync,
   writeSync,
 } from "node:fs";
+import { dirname, join } from "node:path";
 import { canonicalJson } from "@icode/canonical-json";
+import { blankStrings, findLargeStrings, placeString } from "@icode/workflow-graph";
+import { writeFileAtomic } from "./atomic";
 import { describeCause, recordsError, storageFailed } from "./codes";
 import { type EngineEvent, EngineEventSchema } from "./engine-events";
+import { FILES } from "./layout";
+
+/**
+ * The field of an `events.jsonl` line that names the large strings (65,536 characters or more) cut out of
+ * it: `[{ "at": [path from the event], "file": "strings/<sha256>.txt" }]`, each file the string's UTF-8.
+ * A value that passes through many nodes is stored once, not in every event that carries it.
+ */
+export const LARGE_STRINGS_FIELD = "large_strings";
+const STRING_FILE = /^strings\/[0-9a-f]{64}\.txt$/;
+/** Strings remembered as written, so that the same one is not hashed again (bounded: they stay in memory). */
+const REMEMBERED_STRINGS = 64;
+const REMEMBERED_CHARS = 64 * 1024 * 1024;
 
 /**
  * `events.jsonl`, written: one canonical JSON event per line, appended with one `write` per line on a file
@@ -30,6 +48,9 @@ export class EventLog {
   #scheduled = false;
   /** A failed deferred write: every later append throws it. */
   #failure: unknown = null;
+  /** Large strings already in `strings/`, by content: text → file. */
+  #stringFiles = new Map<string, string>();
+  #stringChars = 0;
 
   private constructor(path: string, fd: number, size: number, torn: boolean) {
     this.path = path;
@@ -123,11 +144,43 @@ export class EventLog {
     if (this.#fd === null) {
       throw recordsError("storage_failed", `Cannot append to ${this.path}: the event log is closed.`);
     }
+    const found = findLargeStrings(value);
+    if (found.length > 0) value = this.#withoutLargeStrings(value, found);
     try {
       return canonicalJson(value);
     } catch (cause) {
       throw storageFailed("an event", this.path, cause);
     }
+  }
+
+  /** The event with its large strings written to files of their own and named in `large_strings`. */
+  #withoutLargeStrings(value: unknown, found: ReturnType<typeof findLargeStrings>): unknown {
+    const line = blankStrings(
+      value,
+      found.map((string) => string.path),
+    ) as Record<string, unknown>;
+    line[LARGE_STRINGS_FIELD] = found.map(({ path, text }) => ({ at: path, file: this.#stringFile(text) }));
+    return line;
+  }
+
+  /** Writes `strings/<sha256>.txt` once per string (atomically: a line never names a partial file). */
+  #stringFile(text: string): string {
+    const known = this.#stringFiles.get(text);
+    if (known !== undefined) return known;
+    const bytes = Buffer.from(text, "utf8");
+    const file = `${FILES.strings}/${createHash("sha256").update(bytes).digest("hex")}.txt`;
+    const path = join(dirname(this.path), file);
+    if (!existsSync(path)) {
+      mkdirSync(dirname(path), { recursive: true });
+      writeFileAtomic(path, bytes, "a large string of an event");
+    }
+    if (this.#stringFiles.size >= REMEMBERED_STRINGS || this.#stringChars + text.length > REMEMBERED_CHARS) {
+      this.#stringFiles.clear();
+      this.#stringChars = 0;
+    }
+    this.#stringFiles.set(text, file);
+    this.#stringChars += text.length;
+    return file;
   }
 
   /** Writes whole lines (joined with newlines, without the last one). */
@@ -170,6 +223,7 @@ export class EventLog {
       failure = error;
     }
     this.#fd = null;
+    this.#stringFiles.clear();
     try {
       fsyncSync(fd);
     } catch (cause) {
@@ -250,6 +304,11 @@ export function readEventLog(path: string): ReadEventsResult {
       });
       continue;
     }
+    const missing = restoreLargeStrings(value, dirname(path));
+    if (missing !== null) {
+      warnings.push({ line: i + 1, message: `${path}:${i + 1}: ${missing}; skipped.` });
+      continue;
+    }
     const parsed = EngineEventSchema.safeParse(value);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
@@ -263,4 +322,31 @@ export function readEventLog(path: string): ReadEventsResult {
     raw.push(value as Record<string, unknown>);
   }
   return { events, raw, warnings };
+}
+
+/** Puts the strings a line's `large_strings` names back in their places; a problem, or `null` when done. */
+function restoreLargeStrings(line: unknown, dir: string): string | null {
+  if (typeof line !== "object" || line === null || !Object.hasOwn(line, LARGE_STRINGS_FIELD)) return null;
+  const record = line as Record<string, unknown>;
+  const entries = record[LARGE_STRINGS_FIELD];
+  delete record[LARGE_STRINGS_FIELD];
+  if (!Array.isArray(entries)) return `"${LARGE_STRINGS_FIELD}" is not a list`;
+  for (const entry of entries) {
+    const { at, file } = (typeof entry === "object" && entry !== null ? entry : {}) as Record<
+      string,
+      unknown
+    >;
+    if (typeof file !== "string" || !STRING_FILE.test(file) || !Array.isArray(at)) {
+      return `"${LARGE_STRINGS_FIELD}" holds an entry that is not {at, file: "strings/<sha256>.txt"}`;
+    }
+    let text: string;
+    try {
+      text = readFileSync(join(dir, file), "utf8");
+    } catch (cause) {
+      return `the large string ${file} cannot be read (${describeCause(cause)})`;
+    }
+    if (!placeString(record, at, text))
+      return `the large string ${file} has no place ${JSON.stringify(at)} in the event`;
+  }
+  return null;
 }

@@ -30,7 +30,13 @@ export {
   sanitizeForFileName,
   writeNodeDiagnostics,
 } from "./diagnostics";
-export { EventLog, type EventLogWarning, type ReadEventsResult, readEventLog } from "./event-log";
+export {
+  EventLog,
+  type EventLogWarning,
+  LARGE_STRINGS_FIELD,
+  type ReadEventsResult,
+  readEventLog,
+} from "./event-log";
 export { EXPORT_FORMATS, type ExportFormat, exportTrajectory } from "./export/index";
 export {
   type PerfettoTrace,

@@ -10,6 +10,7 @@ import { join } from "node:path";
  * <chrysHome>/sessions/<session_id>/workflows/<run_id>/{run,definition,environment,input}.json
  *                                                     /source/…  events.jsonl  outputs.json  output.json
  *                                                     /nodes/<activation>.<attempt>.diagnostics.<hash8>.json
+ *                                                     /strings/<sha256>.txt
  * ```
  */
 export const FILES = {
@@ -24,6 +25,8 @@ export const FILES = {
   outputs: "outputs.json",
   output: "output.json",
   nodes: "nodes",
+  /** Large strings of events, one file each (`strings/<sha256>.txt`, see `LARGE_STRINGS_FIELD`). */
+  strings: "strings",
 } as const;
 
 export function sessionsDir(chrysHome: string): string {

@@ -11,14 +11,21 @@ message it has to refuse after reading only its first bytes.
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
-from typing import Any, Callable, Dict, List, Optional, Tuple
+import threading
+from typing import Any, Callable, Container, Dict, List, Optional, Tuple, Union
 
-PROTOCOL_VERSION = 1
+from ._values import LARGE_STRING_CHARS
+
+PROTOCOL_VERSION = 2
 
 MAX_MESSAGE_BYTES = 16 * 1024 * 1024
-"""One message between the processes, UTF-8, newline included."""
+"""One message between the processes, UTF-8, newline included, counting every large string it carries or
+names by reference at its full UTF-8 size."""
+KEPT_STRING_BYTES = 128 * 1024 * 1024
+"""Large strings the two sides keep in common for later messages (see :class:`StringTable`), in UTF-8 bytes."""
 CAPTURE_LIMIT_BYTES = 64 * 1024
 """Kept per capture (load output, one call's output): the first 64 KiB of UTF-8."""
 EMIT_MAX_PER_SECOND = 200
@@ -96,22 +103,195 @@ def _utf8(text: str) -> bytes:
         return text.encode("utf-8", "replace")
 
 
+class LargeValue:
+    """A checked value with large strings, ready to send: its JSON with ``""`` in place of each large string,
+    and the strings with their paths (``["data", 0]``), which travel as string frames (:class:`StringTable`)."""
+
+    __slots__ = ("json", "strings")
+
+    def __init__(self, json_text: str, strings: List[Tuple[List[Union[int, str]], str]]) -> None:
+        self.json = json_text
+        self.strings = strings
+
+
+def encode_large_value(text: str, data: Any, strings: List[Tuple[List[Union[int, str]], str]]) -> LargeValue:
+    """:func:`encode_value` of a value whose ``strings`` (from ``check_value_strings``) go by reference."""
+    root: List[Any] = [{"text": text, "data": data}]
+    copied = set()
+    for path in strings:
+        holder, key = root, 0
+        for step in path[0]:
+            child = holder[key]
+            if id(child) not in copied:  # copy the containers on the way, never the caller's own
+                child = list(child) if isinstance(child, list) else dict(child)
+                copied.add(id(child))
+                holder[key] = child
+            holder, key = child, step
+        holder[key] = ""
+    return LargeValue(_encode(root[0]), strings)
+
+
 def node_result_bytes(
-    call_id: int, value_json: str, passed: List[str], captured: Dict[str, Any], leaked_threads: int
+    call_id: int, value_json: str, passed: List[str], captured: Dict[str, Any], leaked_threads: int, refs: str = ""
 ) -> bytes:
-    """The framed :func:`node_result` with its value already encoded (the hot path: no re-encoding)."""
+    """The framed :func:`node_result` with its value already encoded (the hot path: no re-encoding);
+    ``refs`` is ``,"strings":[…]`` when the value names large strings (:meth:`StringTable.prepare`)."""
     return _utf8(
-        '{"type":"result","id":%d,"ok":true,"kind":"node","passed":%s,"output":%s,"leaked_threads":%d,"value":%s}\n'
-        % (call_id, _encode(passed) if passed else "[]", _output_json(captured), leaked_threads, value_json)
+        '{"type":"result","id":%d,"ok":true,"kind":"node","passed":%s,"output":%s,"leaked_threads":%d,"value":%s%s}\n'
+        % (call_id, _encode(passed) if passed else "[]", _output_json(captured), leaked_threads, value_json, refs)
     )
 
 
-def combine_result_bytes(call_id: int, value_json: str, captured: Dict[str, Any], leaked_threads: int) -> bytes:
+def combine_result_bytes(
+    call_id: int, value_json: str, captured: Dict[str, Any], leaked_threads: int, refs: str = ""
+) -> bytes:
     """The framed :func:`combine_result` with its value already encoded."""
     return _utf8(
-        '{"type":"result","id":%d,"ok":true,"kind":"combine","output":%s,"leaked_threads":%d,"value":%s}\n'
-        % (call_id, _output_json(captured), leaked_threads, value_json)
+        '{"type":"result","id":%d,"ok":true,"kind":"combine","output":%s,"leaked_threads":%d,"value":%s%s}\n'
+        % (call_id, _output_json(captured), leaked_threads, value_json, refs)
     )
+
+
+# --- large strings ------------------------------------------------------------------------------------------
+
+
+class StringTable:
+    """The large strings (``LARGE_STRING_CHARS`` characters or more) this worker and the engine hold in common.
+
+    A large string in a value crosses the pipe once, as a string frame: the line
+    ``{"type":"string","ref":R,"bytes":B,"keep":K}``, then its ``B`` bytes of UTF-8, then a newline. The message
+    that uses it has ``""`` in its place and lists it in ``"strings": [{"ref": R, "at": [path…]}]``. With
+    ``keep: true`` both sides keep the string for the rest of the worker's life, and later messages name it by
+    ``ref`` alone: a value that passes through a chain of nodes is sent once, not once per node. Strings are
+    immutable on both sides, so sharing them is safe. The sender keeps strings while both tables hold at most
+    :data:`KEPT_STRING_BYTES`; past that its frames say ``keep: false`` and serve the next message only. The
+    engine numbers its strings with odd refs, the worker with even ones.
+    """
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        """Held while a message with new strings is prepared and sent, so that no other message can name a
+        string before its frame is on its way."""
+        self._kept: Dict[int, Tuple[str, int]] = {}
+        self._refs: Dict[int, int] = {}
+        """``id(string)`` → ref, for the kept strings (kept alive by ``_kept``, so their ids stay theirs)."""
+        self.known: Container[int] = self._refs
+        """``id()`` of the kept strings: all valid Unicode (decoded from UTF-8, or checked before they were sent)."""
+        self._transient: Dict[int, Tuple[str, int]] = {}
+        self.kept_bytes = 0
+        self._next = itertools.count(2, 2)
+
+    def receive(self, ref: int, text: str, size: int, keep: bool) -> None:
+        """A string frame from the engine."""
+        if keep:
+            if ref not in self._kept:
+                self.kept_bytes += size
+            self._kept[ref] = (text, size)
+            self._refs[id(text)] = ref
+        else:
+            self._transient[ref] = (text, size)
+
+    def resolve(self, message: Dict[str, Any]) -> None:
+        """Puts the strings a message names in their places. A frame sent for one message alone
+        (``keep: false``) is dropped once a message has used it."""
+        refs = message.pop("strings", None)
+        if refs is None:
+            return
+        call_id = message.get("id") if type(message.get("id")) is int else None
+        if type(refs) is not list:
+            raise ProtocolError(f"'strings' must be a list of {{ref, at}}, got {refs!r:.60}", call_id)
+        transient = self._transient
+        used = []
+        try:
+            for entry in refs:
+                ref = entry.get("ref") if type(entry) is dict else None
+                at = entry.get("at") if type(entry) is dict else None
+                found = None
+                if type(ref) is int:
+                    found = self._kept.get(ref)
+                    if found is None:
+                        found = transient.get(ref)
+                        used.append(ref)
+                if found is None:
+                    raise ProtocolError(f"the message names an unknown string {entry!r:.60}", call_id)
+                if type(at) is not list or not at or not _place(message, at, found[0]):
+                    raise ProtocolError(f"the string {ref} has no place {at!r:.60} holding \"\" in the message", call_id)
+        finally:
+            for ref in used:
+                transient.pop(ref, None)
+
+    def prepare(
+        self, strings: List[Tuple[List[Union[int, str]], str]], prefix: str
+    ) -> Tuple[List[bytes], str, int, List[int]]:
+        """For a message with ``strings`` under ``prefix`` (``"value"``): the string frames to send before it,
+        its ``,"strings":[…]`` field, the UTF-8 bytes of all its strings, and the refs kept anew (pass them
+        to :meth:`forget` if the message is not sent). Call with :attr:`lock` held until the message is sent."""
+        frames: List[bytes] = []
+        entries: List[str] = []
+        total = 0
+        added: List[int] = []
+        here: Dict[int, Tuple[int, int]] = {}
+        for path, text in strings:
+            ref = self._refs.get(id(text))
+            if ref is not None and self._kept[ref][0] is text:
+                size = self._kept[ref][1]
+            elif id(text) in here:  # twice in this message, not kept
+                ref, size = here[id(text)]
+            else:
+                encoded = str.encode(text, "utf-8")  # a str subclass goes as its characters, as in JSON
+                size = len(encoded)
+                ref = next(self._next)
+                here[id(text)] = (ref, size)
+                keep = self.kept_bytes + size <= KEPT_STRING_BYTES
+                keep_json = b"true" if keep else b"false"
+                frames.append(b'{"type":"string","ref":%d,"bytes":%d,"keep":%s}\n' % (ref, size, keep_json))
+                frames.append(encoded)
+                frames.append(b"\n")
+                if keep:
+                    self._kept[ref] = (text, size)
+                    self._refs[id(text)] = ref
+                    self.kept_bytes += size
+                    added.append(ref)
+            total += size
+            entries.append('{"ref":%d,"at":%s}' % (ref, _encode([prefix, *path])))
+        return frames, ',"strings":[%s]' % ",".join(entries), total, added
+
+    def forget(self, refs: List[int]) -> None:
+        """Undoes :meth:`prepare` for a message that was not sent."""
+        for ref in refs:
+            text, size = self._kept.pop(ref)
+            self._refs.pop(id(text), None)
+            self.kept_bytes -= size
+
+
+def _place(message: Dict[str, Any], at: List[Any], text: str) -> bool:
+    holder: Any = message
+    for step in at[:-1]:
+        holder = _child(holder, step)
+        if holder is None:
+            return False
+    last = at[-1]
+    if type(holder) is dict and type(last) is str and holder.get(last) == "":
+        holder[last] = text
+        return True
+    if type(holder) is list and type(last) is int and 0 <= last < len(holder) and holder[last] == "":
+        holder[last] = text
+        return True
+    return False
+
+
+def _child(holder: Any, step: Any) -> Any:
+    if type(holder) is dict and type(step) is str:
+        child = holder.get(step)
+    elif type(holder) is list and type(step) is int and 0 <= step < len(holder):
+        child = holder[step]
+    else:
+        return None
+    return child if type(child) in (dict, list) else None
+
+
+STRINGS = StringTable()
+"""The worker's table (one engine per worker process)."""
 
 
 def sanitize(text: str) -> str:
@@ -130,20 +310,30 @@ def call_id_of(prefix: bytes) -> Optional[int]:
 
 
 class LineReader:
-    """Splits a byte stream into lines; a line over ``limit`` bytes is skipped and reported, never buffered."""
+    """Splits a byte stream into lines; a line over ``limit`` bytes is skipped and reported, never buffered.
 
-    __slots__ = ("_parts", "_size", "_limit", "_skipping", "_skipped_prefix")
+    String frames (see :class:`StringTable`) are taken in here: their strings go to ``strings``, and only a
+    broken one comes out, as a ``{"type":"string","error":…}`` line that :func:`decode_request` refuses."""
 
-    def __init__(self, limit: int = MAX_MESSAGE_BYTES) -> None:
+    __slots__ = ("_parts", "_size", "_limit", "_skipping", "_skipped_prefix", "_strings", "_raw", "_raw_need", "_raw_got")
+
+    def __init__(self, limit: int = MAX_MESSAGE_BYTES, strings: Optional[StringTable] = None) -> None:
         self._parts: List[bytes] = []
         self._size = 0
         self._limit = limit
         self._skipping = False
         self._skipped_prefix = b""
+        self._strings = strings if strings is not None else STRINGS
+        self._raw: Optional[Tuple[int, int, bool]] = None
+        """The string frame being read: ``(ref, bytes, keep)``; its body is in ``_parts``."""
+        self._raw_need = 0
+        self._raw_got = 0
 
     @property
     def buffered(self) -> int:
-        """Bytes of an incomplete line held (or skipped), waiting for the rest of it."""
+        """Bytes of an incomplete line or string frame held (or skipped), waiting for the rest of it."""
+        if self._raw is not None:
+            return self._raw_need
         return self._limit if self._skipping else self._size
 
     def feed(self, chunk: bytes) -> List[Tuple[Optional[bytes], bytes]]:
@@ -151,6 +341,10 @@ class LineReader:
         out: List[Tuple[Optional[bytes], bytes]] = []
         start = 0
         while True:
+            if self._raw is not None:
+                start = self._take_raw(chunk, start, out)
+                if self._raw is not None:
+                    return out
             end = chunk.find(b"\n", start)
             if end < 0:
                 rest = chunk[start:]
@@ -177,7 +371,48 @@ class LineReader:
                 self._size = 0
             else:
                 line = piece
+            if line.startswith(_STRING_FRAME):
+                problem = self._start_raw(line)
+                if problem is not None:
+                    out.append((_string_error(problem), b""))
+                continue
             out.append((line, b""))
+
+    def _start_raw(self, header: bytes) -> Optional[str]:
+        try:
+            fields = json.loads(header)
+        except ValueError as error:
+            return f"a string frame header that is not JSON: {error}"
+        ref, size, keep = fields.get("ref"), fields.get("bytes"), fields.get("keep")
+        if type(ref) is not int or ref <= 0 or type(size) is not int or not 0 <= size <= self._limit or type(keep) is not bool:
+            return f"a string frame header needs a positive ref, bytes (at most {self._limit:,}) and keep: {header[:_PREFIX]!r}"
+        self._raw = (ref, size, keep)
+        self._raw_need = size + 1  # the string, then a newline
+        self._raw_got = 0
+        return None
+
+    def _take_raw(self, chunk: bytes, start: int, out: List[Tuple[Optional[bytes], bytes]]) -> int:
+        """Reads a string frame's body from ``chunk[start:]``; returns where the rest of the chunk begins."""
+        take = min(self._raw_need - self._raw_got, len(chunk) - start)
+        if take:
+            self._parts.append(chunk[start : start + take] if start or take < len(chunk) else chunk)
+            self._raw_got += take
+        if self._raw_got < self._raw_need:
+            return start + take
+        ref, size, keep = self._raw  # type: ignore[misc]
+        body = b"".join(self._parts) if len(self._parts) > 1 else self._parts[0]
+        self._parts = []
+        self._raw = None
+        if body[size:] != b"\n":
+            out.append((_string_error(f"string frame {ref} is not followed by a newline after its {size:,} bytes"), b""))
+        else:
+            try:
+                text = body[:size].decode("utf-8")
+            except UnicodeDecodeError as error:
+                out.append((_string_error(f"string frame {ref} is not UTF-8: {error}"), b""))
+            else:
+                self._strings.receive(ref, text, size, keep)
+        return start + take
 
     def _add(self, rest: bytes) -> None:
         if self._skipping:
@@ -190,6 +425,13 @@ class LineReader:
             return
         self._parts.append(rest)
         self._size += len(rest)
+
+
+_STRING_FRAME = b'{"type":"string",'
+
+
+def _string_error(problem: str) -> bytes:
+    return _encode({"type": "string", "error": problem}).encode("utf-8")
 
 
 # --- requests (engine → worker) ----------------------------------------------------------------------------
@@ -268,14 +510,16 @@ def _parse(text: str) -> Any:
     return value
 
 
-def decode_request(line: bytes) -> Dict[str, Any]:
-    """Parses and checks one engine → worker message; raises :class:`ProtocolError` when it is not one."""
+def decode_request(line: bytes, strings: Optional[StringTable] = None) -> Dict[str, Any]:
+    """Parses and checks one engine → worker message, with the large strings it names (from ``strings``, by
+    default the worker's table) in their places; raises :class:`ProtocolError` when it is not one."""
     try:
         message = _parse(line.decode("utf-8"))
     except (ValueError, UnicodeDecodeError) as error:
         raise ProtocolError(f"not a JSON message: {error}", call_id_of(line)) from None
     if type(message) is not dict:
         raise ProtocolError(f"a message must be a JSON object, got {type(message).__name__}")
+    (STRINGS if strings is None else strings).resolve(message)
     kind = message.get("type")
     if kind == "invoke" and message.get("kind") == "node":  # the hot path: the checks below, inline
         value = message.get("input")
@@ -330,6 +574,8 @@ def decode_request(line: bytes) -> Dict[str, Any]:
         _need(message, "package_dir", _is_opt_str, "a folder path or null")
     elif kind == "shutdown":
         pass
+    elif kind == "string":  # a string frame the reader could not take (a good one never gets here)
+        raise ProtocolError(str(message.get("error", "a string frame out of place")))
     else:
         raise ProtocolError(f"unknown message type {kind!r}", message.get("id") if _is_int(message.get("id")) else None)
     return message

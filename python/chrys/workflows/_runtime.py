@@ -33,7 +33,7 @@ from typing import Any, Callable, Deque, Dict, List, Optional, Tuple
 from . import _protocol as proto
 from . import _tracebacks as tb
 from ._capture import Capture, current
-from ._values import MAX_STRING_CHARS
+from ._values import LARGE_STRING_CHARS
 
 Payload = Tuple[Any, ...]
 """``("node", value_json, passed edges)``, ``("until", stop)``, ``("combine", value_json)`` or ``("error", error)``."""
@@ -525,7 +525,7 @@ class Runtime:
     ) -> None:
         from . import NodeContext, SourceValue, WorkflowValue
         from ._errors import WorkflowValueError
-        from ._values import check_value
+        from ._values import check_value_strings
 
         self.channel = channel
         self.callables = callables
@@ -555,7 +555,7 @@ class Runtime:
         self._SourceValue = SourceValue
         self._WorkflowValue = WorkflowValue
         self._WorkflowValueError = WorkflowValueError
-        self._check_value = check_value
+        self._check_value = check_value_strings
 
     # -- plumbing ---------------------------------------------------------------------------------------------
 
@@ -789,30 +789,22 @@ class Runtime:
             os._exit(0)  # a forked copy of the worker has nothing to answer and must not touch the channel
         captured = _NO_OUTPUT if call.capture is None else call.output()
         kind = payload[0]
-        if kind == "node":
-            data = proto.node_result_bytes(call.id, payload[1], payload[2], captured, self.leaked)
-        elif kind == "combine":
-            data = proto.combine_result_bytes(call.id, payload[1], captured, self.leaked)
-        elif kind == "until":
-            data = proto.encode(proto.until_result(call.id, payload[1], captured, self.leaked))
-        elif kind == "conditions":
-            data = proto.encode(proto.conditions_result(call.id, payload[1], captured, self.leaked))
+        if (kind == "node" or kind == "combine") and type(payload[1]) is proto.LargeValue:
+            self._answer_large(call, payload, captured)
         else:
-            data = proto.encode(proto.failed_result(call.id, payload[1], captured, self.leaked))
-        if len(data) > proto.MAX_MESSAGE_BYTES:
-            error = proto.call_error(
-                "value_too_large",
-                f"the result makes a message of {len(data):,} bytes, over the limit of "
-                f"{proto.MAX_MESSAGE_BYTES:,} bytes; return less data (pass large content by file path)",
-                phase="node" if call.kind == "node" else call.kind,
-            )
-            data = proto.encode(proto.failed_result(call.id, error, captured, self.leaked))
-        if self._hold is not None and self.executor.more_here():
-            # More calls are queued on this thread, right behind: their answers go out in one write with
-            # this one (flushed when the thread runs out of jobs, or by the monitor if the next one blocks).
-            self._hold(data)
-        else:
-            self.channel.send_bytes(data)
+            if kind == "node":
+                data = proto.node_result_bytes(call.id, payload[1], payload[2], captured, self.leaked)
+            elif kind == "combine":
+                data = proto.combine_result_bytes(call.id, payload[1], captured, self.leaked)
+            elif kind == "until":
+                data = proto.encode(proto.until_result(call.id, payload[1], captured, self.leaked))
+            elif kind == "conditions":
+                data = proto.encode(proto.conditions_result(call.id, payload[1], captured, self.leaked))
+            else:
+                data = proto.encode(proto.failed_result(call.id, payload[1], captured, self.leaked))
+            if len(data) > proto.MAX_MESSAGE_BYTES:
+                data = self._too_large(call, len(data), captured)
+            self._send(data)
         # The rest after the answer, out of the round trip: the call is done, so nothing reaches it anymore.
         self.calls.pop(call.id, None)
         if call.bucket is not None:
@@ -825,6 +817,43 @@ class Runtime:
         task = call.task
         if task is not None and not task.done():
             self._in_loop(self._cancel_task, task)
+
+    def _send(self, data: bytes) -> None:
+        if self._hold is not None and self.executor.more_here():
+            # More calls are queued on this thread, right behind: their answers go out in one write with
+            # this one (flushed when the thread runs out of jobs, or by the monitor if the next one blocks).
+            self._hold(data)
+        else:
+            self.channel.send_bytes(data)
+
+    def _answer_large(self, call: Call, payload: Payload, captured: Dict[str, Any]) -> None:
+        """A value with large strings: new ones go first as string frames, known ones by ref (see
+        ``proto.StringTable``). The table's lock is held until the answer is queued, so no other answer
+        can name a string of this one before its frame."""
+        large: proto.LargeValue = payload[1]
+        strings = proto.STRINGS
+        with strings.lock:
+            frames, refs, string_bytes, added = strings.prepare(large.strings, "value")
+            if payload[0] == "node":
+                data = proto.node_result_bytes(call.id, large.json, payload[2], captured, self.leaked, refs)
+            else:
+                data = proto.combine_result_bytes(call.id, large.json, captured, self.leaked, refs)
+            size = len(data) + string_bytes
+            if size > proto.MAX_MESSAGE_BYTES:
+                strings.forget(added)
+                self._send(self._too_large(call, size, captured))
+                return
+            frames.append(data)
+            self._send(b"".join(frames))
+
+    def _too_large(self, call: Call, size: int, captured: Dict[str, Any]) -> bytes:
+        error = proto.call_error(
+            "value_too_large",
+            f"the result makes a message of {size:,} bytes, over the limit of "
+            f"{proto.MAX_MESSAGE_BYTES:,} bytes; return less data (pass large content by file path)",
+            phase="node" if call.kind == "node" else call.kind,
+        )
+        return proto.encode(proto.failed_result(call.id, error, captured, self.leaked))
 
     @staticmethod
     def _cancel_task(task: asyncio.Task) -> None:  # type: ignore[type-arg]
@@ -860,12 +889,12 @@ class Runtime:
             ),
         )
 
-    def _value(self, returned: object, phase: str) -> Tuple[Optional[Any], Optional[str], Optional[Payload]]:
-        """``(WorkflowValue, value JSON, None)`` or ``(None, None, error payload)``."""
+    def _value(self, returned: object, phase: str) -> Tuple[Optional[Any], Any, Optional[Payload]]:
+        """``(WorkflowValue, value JSON or proto.LargeValue, None)`` or ``(None, None, error payload)``."""
         kind = type(returned)
         if kind is self._WorkflowValue:
             text, data = returned.text, returned.data  # type: ignore[attr-defined]
-            if data is None and type(text) is str and len(text) <= MAX_STRING_CHARS and text.isascii():
+            if data is None and type(text) is str and len(text) < LARGE_STRING_CHARS and text.isascii():
                 # The plain case, nothing check_value could refuse (ASCII has no lone surrogates): no walk.
                 return returned, proto.encode_value(text, None), None
         elif kind is not str and inspect.isawaitable(returned):
@@ -881,11 +910,14 @@ class Runtime:
                 ),
             )
         try:
-            value = self._check_value(returned)
+            value, strings = self._check_value(returned, proto.STRINGS.known)
         except self._WorkflowValueError as error:
             return None, None, ("error", proto.call_error(error.code, str(error), phase=phase))
         try:
-            encoded = proto.encode_value(value.text, value.data)
+            if strings:
+                encoded = proto.encode_large_value(value.text, value.data, strings)
+            else:
+                encoded = proto.encode_value(value.text, value.data)
         except (TypeError, ValueError, RecursionError) as error:
             return None, None, ("error", proto.call_error("value_not_serializable", str(error), phase=phase))
         return value, encoded, None
@@ -1037,7 +1069,7 @@ class Runtime:
         self._enter_conditions(call, limit)
         self._thread(call, contextvars.copy_context(), self._conditions, call, value, encoded, conditions)
 
-    def _conditions(self, call: Call, value: Any, encoded: str, conditions: Dict[str, Any]) -> Optional[Payload]:
+    def _conditions(self, call: Call, value: Any, encoded: Any, conditions: Dict[str, Any]) -> Optional[Payload]:
         """``when`` edges in order, each independently; then the switch cases in order, first true wins, else
         the default. Returns the edges that pass the value on."""
         passed: List[str] = []

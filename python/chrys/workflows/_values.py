@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any, Dict, List, Mapping, Optional, Set, Tuple, Union, cast
+from typing import Any, Container, Dict, List, Mapping, Optional, Set, Tuple, Union, cast
 
 from ._errors import ValueNotSerializable, ValueTooLarge, WorkflowValueError
 
@@ -24,6 +24,7 @@ __all__ = [
     "WorkflowValue",
     "WorkflowValueError",
     "check_value",
+    "check_value_strings",
     "find_lone_surrogate",
     "from_wire",
     "to_wire",
@@ -38,6 +39,9 @@ MAX_VALUES = 200_000
 """Every list, dictionary and scalar in ``data`` counts as one value; dictionary keys do not."""
 MAX_STRING_CHARS = 4_194_304
 """Longest string allowed in ``text`` or anywhere in ``data``, in characters."""
+LARGE_STRING_CHARS = 65_536
+"""Strings at least this long are collected by :func:`check_value_strings`: they travel between the processes
+by reference (see ``_protocol.StringTable``), not inside the JSON of each message."""
 
 # Python refuses to turn integers with more digits than this into text (3.11+ default), so JSON can't carry them.
 _MAX_INT_DIGITS = 4300
@@ -184,12 +188,12 @@ def _format_path(path: _Path) -> str:
 
 def _plain_leaf(value: object) -> bool:
     """True for the values that need no further check: ``None``, ``bool``, a small ``int``, a finite
-    ``float``, or a ``str`` within the length limit and without unpaired surrogates. Everything else
-    (containers, subclasses, other types, values breaking a rule) takes the full check."""
+    ``float``, or a ``str`` shorter than ``LARGE_STRING_CHARS`` without unpaired surrogates. Everything else
+    (containers, subclasses, large strings, other types, values breaking a rule) takes the full check."""
     kind = type(value)
     if kind is str:
         text = cast(str, value)
-        return len(text) <= MAX_STRING_CHARS and (text.isascii() or _LONE_SURROGATE.search(text) is None)
+        return len(text) < LARGE_STRING_CHARS and (text.isascii() or _LONE_SURROGATE.search(text) is None)
     if kind is int:
         return cast(int, value).bit_length() <= 14_000
     if kind is float:
@@ -198,11 +202,15 @@ def _plain_leaf(value: object) -> bool:
 
 
 class _DataChecker:
-    __slots__ = ("count", "active")
+    __slots__ = ("count", "active", "large", "known")
 
-    def __init__(self) -> None:
+    def __init__(self, known: Container[int] = ()) -> None:
         self.count = 0
         self.active: Set[int] = set()
+        self.large: List[Tuple[_Path, str]] = []
+        """Where the strings of ``LARGE_STRING_CHARS`` or more are, with each string."""
+        self.known = known
+        """``id()`` of large strings known to be valid Unicode (no need to scan them again)."""
 
     def too_deep(self, path: _Path, depth: int) -> ValueTooLarge:
         where = _format_path(path)
@@ -271,8 +279,13 @@ class _DataChecker:
         if isinstance(value, bool) or value is None:
             return
         if isinstance(value, str):
-            if len(value) > MAX_STRING_CHARS or _LONE_SURROGATE.search(value) is not None:
+            size = len(value)
+            if size > MAX_STRING_CHARS or (
+                not value.isascii() and id(value) not in self.known and _LONE_SURROGATE.search(value) is not None
+            ):
                 _check_string(value, _format_path(path))
+            if size >= LARGE_STRING_CHARS:
+                self.large.append((path, value))
             return
         where = _format_path(path)
         if isinstance(value, int):
@@ -339,6 +352,36 @@ def check_value(value: object) -> WorkflowValue:
     _check_string(value.text, "WorkflowValue.text")
     _DataChecker().check(value.data, None, 0)
     return value
+
+
+def check_value_strings(
+    value: object, known: Container[int] = ()
+) -> Tuple[WorkflowValue, List[Tuple[List[Union[int, str]], str]]]:
+    """:func:`check_value`, and the large strings of the value (``LARGE_STRING_CHARS`` or more) with their
+    paths in the wire shape: ``["text"]`` or ``["data", key or index, …]``. ``known`` holds the ``id()`` of
+    large strings known to be valid Unicode, which are not scanned again (a value passed along a chain)."""
+    if isinstance(value, str):
+        if id(value) not in known or len(value) > MAX_STRING_CHARS:  # known: valid Unicode, not short
+            _check_string(value, "the returned text")
+        value = WorkflowValue(str.__str__(value))
+    elif not isinstance(value, WorkflowValue) or not isinstance(value.text, str):
+        return check_value(value), []  # raises
+    if id(value.text) not in known or len(value.text) > MAX_STRING_CHARS:
+        _check_string(value.text, "WorkflowValue.text")
+    checker = _DataChecker(known)
+    checker.check(value.data, None, 0)
+    large: List[Tuple[List[Union[int, str]], str]] = []
+    if len(value.text) >= LARGE_STRING_CHARS:
+        large.append((["text"], value.text))
+    for path, text in checker.large:
+        keys: List[Union[int, str]] = []
+        while path is not None:
+            path, key = path
+            keys.append(key)
+        keys.append("data")
+        keys.reverse()
+        large.append((keys, text))
+    return value, large
 
 
 def _plain(value: object) -> JsonValue:
