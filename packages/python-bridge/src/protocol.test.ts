@@ -298,7 +298,7 @@ describe("decodeFromWorker", () => {
     ["an array", "[1,2]", null, /not a protocol message/],
     [
       "a hello of another protocol",
-      '{"type":"hello","protocol":2}',
+      `{"type":"hello","protocol":${PROTOCOL_VERSION + 1}}`,
       null,
       /not a protocol message at protocol/,
     ],
