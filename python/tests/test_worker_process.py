@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import platform
 import select
 import shutil
 import socket
@@ -69,7 +70,7 @@ class WorkerDriver(unittest.TestCase):
             handle.write(FLOW)
         self.buffer = b""
 
-    def spawn(self, script: str = WORKER) -> Dict[str, Any]:
+    def spawn(self, script: str = WORKER, *args: str) -> Dict[str, Any]:
         to_worker, self.tx = socket.socketpair()
         self.rx, from_worker = socket.socketpair()
         self.out_r, out_w = os.pipe()
@@ -84,7 +85,7 @@ class WorkerDriver(unittest.TestCase):
         cwd = os.getcwd()
         os.chdir(self.folder)
         try:
-            self.pid = os.posix_spawn(sys.executable, [sys.executable, script], env, file_actions=actions)
+            self.pid = os.posix_spawn(sys.executable, [sys.executable, script, *args], env, file_actions=actions)
         finally:
             os.chdir(cwd)
         to_worker.close()
@@ -156,6 +157,9 @@ class WorkerProcessTest(WorkerDriver):
         self.assertEqual(hello["python"]["executable"], os.path.realpath(sys.executable))
         self.assertEqual(hello["pid"], self.pid)
         self.assertEqual(hello["pycache_prefix"], self.cache)
+        # Read without importing `platform` (see _serve.python_info), and the same as it says.
+        self.assertEqual(hello["python"]["machine"], platform.machine())
+        self.assertEqual(hello["python"]["libc"], " ".join(part for part in platform.libc_ver() if part))
 
     def test_the_bootstrap_script_starts_the_same_worker(self) -> None:
         hello = self.spawn(BOOTSTRAP)
@@ -235,6 +239,93 @@ class WorkerProcessTest(WorkerDriver):
         self.send({**route, "id": 42})
         self.assertTrue(self.until("result", 42)[-1]["ok"])
 
+
+
+STARTUP = """
+import sys
+from chrys.workflows import WorkflowBuilder
+print("asyncio imported before the load:", "asyncio" in sys.modules)
+
+def echo(value):
+    return value
+
+wf = WorkflowBuilder("Startup")
+node = wf.python("echo", echo)
+wf.start(node)
+wf.output(node)
+workflow = wf.build()
+"""
+
+TOP_LEVEL_LOOP = """
+import asyncio
+from chrys.workflows import WorkflowBuilder, WorkflowValue
+
+LOOP = asyncio.get_event_loop()  # top-level code finds a current loop, as in a script
+
+async def same_loop(value):
+    return WorkflowValue(text=str(asyncio.get_running_loop() is LOOP))
+
+wf = WorkflowBuilder("Loop")
+node = wf.python("same_loop", same_loop)
+wf.start(node)
+wf.output(node)
+workflow = wf.build()
+"""
+
+
+@unittest.skipUnless(hasattr(os, "posix_spawn"), "drives the worker's pipes with posix_spawn")
+class WorkerStartupTest(WorkerDriver):
+    """The call machinery (asyncio, the runtime) is not imported before the load is answered."""
+
+    def write(self, source: str) -> None:
+        with open(self.entry, "w", encoding="utf-8") as handle:
+            handle.write(source)
+
+    def test_the_load_runs_before_asyncio_is_imported_and_calls_are_served_after(self) -> None:
+        self.write(STARTUP)
+        self.spawn()
+        loaded = self.load()
+        self.assertTrue(loaded["ok"])
+        self.assertEqual(loaded["output"]["text"], "asyncio imported before the load: False\n")
+        self.send({**self.golden("invoke", id=2), "id": 5})
+        self.assertEqual(self.until("result", 5)[-1]["value"], {"text": "hello", "data": None})
+
+    def test_shutdown_right_after_the_load_ends_the_worker(self) -> None:
+        self.write(STARTUP)
+        self.spawn()
+        self.assertTrue(self.load()["ok"])
+        self.send(self.golden("shutdown"))
+        self.assertEqual(os.waitpid(self.pid, 0)[1], 0)
+
+    def test_top_level_code_gets_the_loop_async_nodes_run_on(self) -> None:
+        self.write(TOP_LEVEL_LOOP)
+        self.spawn()
+        self.assertTrue(self.load()["ok"])
+        self.send({**self.golden("invoke", id=2), "id": 6, "node": "same_loop"})
+        self.assertEqual(self.until("result", 6)[-1]["value"], {"text": "True", "data": None})
+
+    def test_a_load_only_worker_still_serves_calls(self) -> None:
+        self.write(TOP_LEVEL_LOOP)
+        self.spawn(WORKER, "--load-only")  # prepares for calls at the first one instead of in the background
+        self.assertTrue(self.load()["ok"])
+        self.send({**self.golden("invoke", id=2), "id": 7, "node": "same_loop"})
+        self.assertEqual(self.until("result", 7)[-1]["value"], {"text": "True", "data": None})
+        self.send(self.golden("shutdown"))
+        self.assertEqual(os.waitpid(self.pid, 0)[1], 0)
+
+    def test_a_load_only_worker_ends_at_shutdown_after_the_load(self) -> None:
+        self.write(STARTUP)
+        self.spawn(BOOTSTRAP, "--load-only")
+        self.assertTrue(self.load()["ok"])
+        self.send(self.golden("shutdown"))
+        self.assertEqual(os.waitpid(self.pid, 0)[1], 0)
+
+    def test_a_failed_load_can_be_followed_by_shutdown(self) -> None:
+        self.write("raise RuntimeError('no')\n")
+        self.spawn()
+        self.assertFalse(self.load()["ok"])
+        self.send(self.golden("shutdown"))
+        self.assertEqual(os.waitpid(self.pid, 0)[1], 0)
 
 
 CALLS = """

@@ -1,10 +1,10 @@
-import { createHash } from "node:crypto";
 import { canonicalJson } from "@icode/canonical-json";
+import { nodeCrypto } from "./crypto";
 import { compareCodePoints } from "./options";
 
 /** Lowercase hex SHA-256 of bytes, or of a string's UTF-8 encoding. */
 export function sha256Hex(data: string | Uint8Array): string {
-  return createHash("sha256").update(data).digest("hex");
+  return nodeCrypto().createHash("sha256").update(data).digest("hex");
 }
 
 /** Canonical JSON (clarification 23): the digests below cover it. */

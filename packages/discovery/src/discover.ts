@@ -6,6 +6,7 @@ import {
   isIgnoredName,
   type Location,
   locationsOf,
+  type Owner,
   ownerOf,
   priorityOf,
   RESERVED_GLOBAL_NAME,
@@ -35,12 +36,13 @@ export async function discoverWorkflows(options: DiscoveryOptions): Promise<Disc
   }
   const byId = groupById(candidates);
   const ids = [...byId.keys()].sort(compareCodePoints);
+  const owner = ownerOf(options); // once: asking for the group ID is a system call
   const workflows: DiscoveredWorkflow[] = [];
   // Date.now(), not performance.now(): the global `performance` loads perf_hooks (~1 ms) into a process (a
   // cold `icode workflow list`) that needs nothing else of it, and millisecond steps are enough here.
   let slice = Date.now();
   for (const id of ids) {
-    const outcome = pickWinner(byId.get(id)!, options);
+    const outcome = pickWinner(byId.get(id)!, options, owner);
     if (outcome.winner !== null) workflows.push(outcome.winner);
     skipped.push(...outcome.skipped);
     if (Date.now() - slice > YIELD_AFTER_MS) {
@@ -201,11 +203,15 @@ export interface Pick {
 
 /**
  * Tries the candidates of one ID in priority order. A folder whose entry file turns out not to be there
- * with its exact name (a case-insensitive file system) is not a workflow and is dropped silently.
+ * with its exact name (a case-insensitive file system) is not a workflow and is dropped silently. `owner` is
+ * `ownerOf(options)`, passed in by a caller that picks for many IDs.
  */
-export function pickWinner(candidates: Candidate[], options: DiscoveryOptions): Pick {
+export function pickWinner(
+  candidates: Candidate[],
+  options: DiscoveryOptions,
+  owner: Owner = ownerOf(options),
+): Pick {
   const skipped: Skipped[] = [];
-  const owner = ownerOf(options); // once, not per candidate: a project may hold a thousand
   for (let i = 0; i < candidates.length; i++) {
     const candidate = candidates[i]!;
     const result = checkWorkflowSync(candidate, {

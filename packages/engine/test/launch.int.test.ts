@@ -161,6 +161,29 @@ describe("starting a pyenv shim", () => {
     expect(s.runs()).toBe(2);
   });
 
+  it("ignores a cache entry that is not one, and replaces it", async () => {
+    const s = setup();
+    await s.launch();
+    const [entry] = readdirSync(s.cacheDir);
+    const file = join(s.cacheDir, entry!);
+    const good = JSON.parse(readFileSync(file, "utf8"));
+    const broken = [
+      "not json",
+      JSON.stringify({ ...good, version: 2 }),
+      JSON.stringify({ ...good, executable: 7 }),
+      JSON.stringify({ ...good, envChanges: { PATH: 1 } }),
+      JSON.stringify({ ...good, stamps: ["a"] }),
+    ];
+    for (const [i, text] of broken.entries()) {
+      writeFileSync(file, text, { mode: 0o600 });
+      expect(await s.launch()).toEqual({ command: good.executable, env: expect.any(Object) });
+      expect(s.runs()).toBe(i + 2); // asked the shim again
+      expect(JSON.parse(readFileSync(file, "utf8"))).toEqual(good);
+    }
+    await s.launch();
+    expect(s.runs()).toBe(broken.length + 1); // the entry written back is used
+  });
+
   it("validates, trusts and runs through the binary the shim chose, running the shim once", async () => {
     const s = setup();
     writeTree(s.cwd, {

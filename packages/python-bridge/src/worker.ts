@@ -54,6 +54,12 @@ export interface StartWorkerOptions {
   startTimeoutMs?: number;
   /** The folder holding `chrys/` (default `sdkRoot()`). */
   sdkRoot?: string;
+  /**
+   * The worker will only load a workflow and be closed (validation): it then does not prepare for calls
+   * while the load result is read, which would hold up its exit. It still answers calls, preparing at the
+   * first. Default `false`.
+   */
+  loadOnly?: boolean;
 }
 
 export interface InvokeOptions {
@@ -153,7 +159,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<PythonWo
   delete env.PYTHONDONTWRITEBYTECODE;
   let child: ChildProcess;
   try {
-    child = spawn(options.python, [workerScript(root)], {
+    child = spawn(options.python, [workerScript(root), ...(options.loadOnly ? ["--load-only"] : [])], {
       cwd: options.cwd,
       env,
       stdio: ["ignore", "pipe", "pipe", "pipe", "pipe"],

@@ -1,7 +1,7 @@
 import { chmodSync } from "node:fs";
 import { expect, test } from "vitest";
 import { PROTOCOL_VERSION, startWorker } from "../src/index";
-import { python, start, workerEnv, workspace } from "./helpers";
+import { node, python, start, workerEnv, workflowSource, workspace } from "./helpers";
 
 test("hello describes the interpreter; the worker runs in the workspace", async () => {
   const ws = workspace();
@@ -81,4 +81,23 @@ test("close() ends the worker; calls after it reject with worker_closed", async 
   expect(worker.alive).toBe(false);
   expect(await worker.exited).toEqual({ code: 0, signal: null });
   expect((await worker.load({ entry: ws.path("echo.py"), packageDir: null })).ok).toBe(false);
+});
+
+test("a worker started to only load still answers calls, and closes right after its load", async () => {
+  const ws = workspace({
+    "echo.py": workflowSource(
+      'def echo(value):\n    return value\n\nn = wf.python("echo", echo)\nwf.start(n)\nwf.output(n)',
+    ),
+  });
+  const validating = await start(ws, { loadOnly: true });
+  expect((await validating.load({ entry: ws.path("echo.py"), packageDir: null })).ok).toBe(true);
+  await validating.close();
+  expect(await validating.exited).toEqual({ code: 0, signal: null });
+
+  const calling = await start(ws, { loadOnly: true });
+  expect((await calling.load({ entry: ws.path("echo.py"), packageDir: null })).ok).toBe(true);
+  expect(await calling.invoke(node("echo", "hi"))).toMatchObject({
+    ok: true,
+    value: { text: "hi", data: null },
+  });
 });

@@ -5,23 +5,34 @@ and register signal handlers as in a script; the engine enforces the load time l
 After a successful load the main thread runs the asyncio event loop (``async def`` nodes, time limits, the
 pool's monitor) and the channel is read by a pool thread, which runs the sync calls it reads itself (see
 ``_runtime._Pool``).
+
+Start-up is on the path of every ``icode workflow validate`` and run, so nothing of the call machinery is
+imported before the load is answered: asyncio and the runtime cost ~30 ms of imports, more than a small load.
+They are imported on a thread while the engine reads the load result (and waited for at the first call), or,
+when the engine said it will only load (``--load-only``), at the first call: a validation sends ``shutdown``
+next, and a thread busy importing would hold up the exit (it holds the interpreter lock).
 """
 
 from __future__ import annotations
 
-import asyncio
 import faulthandler
+import json
 import os
-import platform
 import signal
 import sys
 import threading
 import traceback
-from typing import Any, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 from . import _protocol as proto
 from . import _tracebacks as tb
 from ._capture import Capture, RoutedStream, current, fallback
+
+if TYPE_CHECKING:
+    import asyncio
+    from importlib.machinery import ModuleSpec
+
+    from ._loader import Loaded
 
 
 HOLD_BYTES = 64 * 1024
@@ -103,8 +114,32 @@ class Channel:
         return True
 
 
+def _libc() -> str:
+    """``platform.libc_ver()`` joined, as it answers on glibc from ``os.confstr`` (importing ``platform`` costs
+    ~2 ms of every worker start); elsewhere it is asked."""
+    try:
+        parts = os.confstr("CS_GNU_LIBC_VERSION").split(maxsplit=1)  # type: ignore[union-attr]
+    except (AttributeError, ValueError, OSError):
+        parts = []
+    if len(parts) == 2:
+        return " ".join(parts)
+    import platform
+
+    return " ".join(part for part in platform.libc_ver() if part)
+
+
+def _machine() -> str:
+    """``platform.machine()``: ``os.uname()``'s on POSIX."""
+    machine = os.uname().machine if hasattr(os, "uname") else ""
+    if machine:
+        return machine
+    import platform
+
+    return platform.machine()
+
+
 def python_info() -> Dict[str, Any]:
-    libc = " ".join(part for part in platform.libc_ver() if part)
+    libc = _libc()
     info = sys.version_info
     return {
         "executable": os.path.realpath(sys.executable) if sys.executable else "",
@@ -112,7 +147,7 @@ def python_info() -> Dict[str, Any]:
         "version_info": [info.major, info.minor, info.micro],
         "implementation": sys.implementation.name,
         "platform": sys.platform,
-        "machine": platform.machine(),
+        "machine": _machine(),
         "libc": libc,
     }
 
@@ -123,9 +158,92 @@ def _same_path(left: Optional[str], right: Optional[str]) -> bool:
     return os.path.normcase(os.path.abspath(left)) == os.path.normcase(os.path.abspath(right))
 
 
+def _import_call_machinery() -> None:
+    """What serving calls needs (asyncio, the runtime); run on a thread after the load is answered."""
+    try:
+        from . import _runtime  # noqa: F401
+    except BaseException:  # imported again where it is used, and the error raised there
+        pass
+
+
+def _is_shutdown(line: bytes) -> bool:
+    """Whether a message is ``shutdown``, read without ``decode_request``: the message is decoded again when
+    it is served, and decoding takes the ``keep: false`` strings it names (see ``_protocol.StringTable``)."""
+    if len(line) > 256:
+        return False
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return False
+    return type(message) is dict and message.get("type") == "shutdown"
+
+
+class _LoopOnImport:
+    """Gives a workflow's top-level code a current event loop without importing asyncio for every load.
+
+    The worker serves calls on an event loop that used to be set before the load, so top-level code could use
+    ``asyncio.get_event_loop()`` (an error without one from Python 3.14). Importing asyncio costs ~25 ms of
+    every start, and most workflows never import it. Put first on ``sys.meta_path`` during the load, this sets
+    the loop the moment the workflow's code first imports asyncio (in the main thread), and the worker then
+    serves calls on it, as before.
+    """
+
+    def __init__(self) -> None:
+        self.loop: Optional[asyncio.AbstractEventLoop] = None
+
+    def install(self) -> None:
+        if "asyncio" in sys.modules:
+            self.set_loop(sys.modules["asyncio"])
+        else:
+            sys.meta_path.insert(0, self)
+
+    def uninstall(self) -> None:
+        if self in sys.meta_path:
+            sys.meta_path.remove(self)
+
+    def set_loop(self, asyncio_module: Any) -> None:
+        if self.loop is None and threading.current_thread() is threading.main_thread():
+            self.loop = asyncio_module.new_event_loop()
+            asyncio_module.set_event_loop(self.loop)
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Optional[ModuleSpec]:
+        if name != "asyncio":
+            return None
+        self.uninstall()
+        for finder in sys.meta_path:
+            find_spec = getattr(finder, "find_spec", None)
+            spec = find_spec(name, path, target) if find_spec is not None else None
+            if spec is not None:
+                if hasattr(spec.loader, "exec_module"):
+                    spec.loader = _ThenSetLoop(spec.loader, self)
+                return spec
+        return None
+
+
+class _ThenSetLoop:
+    """The loader of asyncio, which has :class:`_LoopOnImport` set the loop once the module ran."""
+
+    def __init__(self, loader: Any, hook: _LoopOnImport) -> None:
+        self.loader = loader
+        self.hook = hook
+
+    def create_module(self, spec: ModuleSpec) -> Any:
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module: Any) -> None:
+        module.__loader__ = module.__spec__.loader = self.loader  # the module keeps its own loader
+        self.loader.exec_module(module)
+        self.hook.set_loop(module)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.loader, name)
+
+
 class Worker:
-    def __init__(self, fd_in: int, fd_out: int, sdk_root: str) -> None:
+    def __init__(self, fd_in: int, fd_out: int, sdk_root: str, prepare_calls: bool = True) -> None:
         self.fd_in = fd_in
+        self.prepare_calls = prepare_calls
+        """Whether to import the call machinery while the engine reads the load result, or at the first call."""
         self.channel = Channel(fd_out)
         self.sdk_root = sdk_root
         self.reader = proto.LineReader()
@@ -134,6 +252,9 @@ class Worker:
         self.runtime: Any = None
         self._load_attempted = False
         self._backlog: List[Tuple[Optional[bytes], bytes]] = []
+        self._loop_hook = _LoopOnImport()
+        self._loaded: Optional[Tuple[Loaded, str]] = None
+        """The workflow that loaded, and its folder."""
 
     # -- phase 1: hello and load (blocking reads, main thread) ------------------------------------------------
 
@@ -177,8 +298,6 @@ class Worker:
         self.channel.send(
             proto.hello(str(getattr(sdk, "__version__", "0")), python_info(), os.getpid(), sys.pycache_prefix)
         )
-        loop = asyncio.new_event_loop()
-        asyncio.set_event_loop(loop)
         pending: List[Tuple[Optional[bytes], bytes]] = []
         loaded = False
         while not loaded:
@@ -202,7 +321,32 @@ class Worker:
                 os._exit(0)
             elif kind == "invoke":
                 self._refuse(message["id"], "no workflow is loaded: send a successful load first", "invoke")
-        if loop.is_closed():
+        self._after_load(pending)
+
+    def _after_load(self, pending: List[Tuple[Optional[bytes], bytes]]) -> None:
+        """Sets up the runtime and serves calls, unless the engine's next message is ``shutdown``."""
+        importing: Optional[threading.Thread] = None
+        if self.prepare_calls:
+            importing = threading.Thread(target=_import_call_machinery, name="chrys-import", daemon=True)
+            importing.start()
+        # The first message after the load: `shutdown` (the engine only validated) ends the worker without
+        # waiting for the imports; anything else is served once they are done.
+        if not pending:
+            pending = self._read()
+        if pending[0][0] is not None and _is_shutdown(pending[0][0]):
+            os._exit(0)
+        if importing is not None:
+            importing.join()
+        import asyncio
+
+        from ._runtime import Runtime
+
+        assert self._loaded is not None
+        loaded_workflow, workflow_dir = self._loaded
+        user = tb.UserFiles(self.sdk_root, workflow_dir)
+        self.runtime = Runtime(self.channel, loaded_workflow.definition, loaded_workflow.callables, user)
+        loop = self._loop_hook.loop
+        if loop is None or loop.is_closed():
             loop = asyncio.new_event_loop()
         asyncio.set_event_loop(loop)
         self.serve_calls(loop, pending)
@@ -235,6 +379,7 @@ class Worker:
         else:
             token = current.set(capture)
             fallback.capture = capture
+            self._loop_hook.install()
             try:
                 loaded, diagnostics, truncated = load_workflow(message["entry"], message["package_dir"], self.sdk_root)
             except BaseException as error:  # our own failure: report it, keep the worker answering
@@ -247,6 +392,7 @@ class Worker:
                     )
                 ]
             finally:
+                self._loop_hook.uninstall()
                 fallback.capture = None
                 current.reset(token)
                 capture.close()
@@ -255,10 +401,7 @@ class Worker:
         if loaded is not None:
             data = proto.encode(proto.loaded(call_id, loaded.definition, captured))
             if len(data) <= proto.MAX_MESSAGE_BYTES:
-                from ._runtime import Runtime
-
-                user = tb.UserFiles(self.sdk_root, message["package_dir"] or os.path.dirname(os.path.abspath(message["entry"])))
-                self.runtime = Runtime(self.channel, loaded.definition, loaded.callables, user)
+                self._loaded = (loaded, message["package_dir"] or os.path.dirname(os.path.abspath(message["entry"])))
                 self.channel.send_bytes(data)
                 return True
             diagnostics = [
@@ -332,6 +475,7 @@ class Worker:
             self.channel.send(proto.protocol_error(message.get("id"), "a worker loads one workflow; start a new worker"))
 
 
-def serve(fd_in: int, fd_out: int, sdk_root: str) -> None:
-    Worker(fd_in, fd_out, sdk_root).serve()
+def serve(fd_in: int, fd_out: int, sdk_root: str, prepare_calls: bool = True) -> None:
+    """Serves the engine; ``prepare_calls=False`` when it will only load (see the module's docstring)."""
+    Worker(fd_in, fd_out, sdk_root, prepare_calls).serve()
     os._exit(0)

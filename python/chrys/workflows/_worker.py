@@ -7,6 +7,10 @@ descriptors 3 (engine → worker) and 4 (worker → engine), which the worker mo
 descriptors at once, so nothing user code does to file descriptors 0–4 can reach the channel. Standard input
 reads end-of-file; ``sys.stdout``/``sys.stderr`` are routed to per-load and per-call captures; descriptors 1
 and 2 stay the engine's pipes and carry the run's ``native`` output. See ``docs/protocol.md``.
+
+``--load-only`` says the engine will only load the workflow and shut the worker down (``icode workflow
+validate``): the worker then does not prepare for calls while the engine reads the load result (it would
+still serve them, preparing at the first).
 """
 
 from __future__ import annotations
@@ -50,11 +54,12 @@ def _fix_sys_path(own_dirs: tuple) -> None:
 
 def bootstrap(own_dirs: tuple = ()) -> None:
     """The worker's ``main``: take the fds, fix ``sys.path``, then serve the protocol until shutdown."""
+    load_only = "--load-only" in sys.argv[1:]
     fds = _take_fds()
     _fix_sys_path(own_dirs + (os.path.dirname(os.path.abspath(__file__)), _SDK_ROOT))
     from chrys.workflows._serve import serve
 
-    serve(fds[0], fds[1], _SDK_ROOT)
+    serve(fds[0], fds[1], _SDK_ROOT, prepare_calls=not load_only)
 
 
 if __name__ == "__main__":

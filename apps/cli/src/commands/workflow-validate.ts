@@ -1,3 +1,5 @@
+// First: zod settles how it parses before any schema is built (see ../zod-jitless).
+import "../zod-jitless";
 import { validateWorkflowFor } from "@icode/workflow-engine";
 import { parse } from "../args";
 import { EXIT } from "../exit-codes";

@@ -1,5 +1,5 @@
-import { createHash } from "node:crypto";
 import path from "node:path";
+import { nodeCrypto } from "../crypto";
 
 /** The folder of the trust store. */
 export function trustDir(chrysHome: string): string {
@@ -10,7 +10,7 @@ export function trustDir(chrysHome: string): string {
 export function trustRecordName(entryPath: string): string {
   // `sha256Hex` of ../digest, written out: that module brings canonical JSON and its error types with it, and
   // `icode workflow list` reaches this file.
-  return `${createHash("sha256").update(path.resolve(entryPath)).digest("hex")}.json`;
+  return `${nodeCrypto().createHash("sha256").update(path.resolve(entryPath)).digest("hex")}.json`;
 }
 
 /** Where the record for a workflow lives: named by the SHA-256 of its absolute entry path. */

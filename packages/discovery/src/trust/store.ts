@@ -1,8 +1,8 @@
-import { randomBytes } from "node:crypto";
 import { constants } from "node:fs";
 import { lstat, mkdir, open, readdir, rename, unlink } from "node:fs/promises";
 import path from "node:path";
 import { WorkflowError } from "@icode/workflow-errors";
+import { nodeCrypto } from "../crypto";
 import { canonicalJson } from "../digest";
 import { ownerOf } from "../options";
 import { describeFsError, errnoCode } from "../problem";
@@ -67,7 +67,7 @@ export async function writeTrust(chrysHome: string, input: TrustRecordInput): Pr
   const final = trustRecordPath(chrysHome, record.path);
   const temp = path.join(
     dir,
-    `.${path.basename(final)}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`,
+    `.${path.basename(final)}.${process.pid}.${nodeCrypto().randomBytes(6).toString("hex")}.tmp`,
   );
   try {
     await mkdir(dir, { recursive: true, mode: 0o700 });

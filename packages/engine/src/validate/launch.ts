@@ -1,7 +1,16 @@
 import { execFile } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
-import { type BigIntStats, closeSync, constants, openSync, readSync, statSync } from "node:fs";
-import { mkdir, open, rename, unlink, writeFile } from "node:fs/promises";
+import {
+  type BigIntStats,
+  closeSync,
+  constants,
+  fstatSync,
+  openSync,
+  readFileSync,
+  readSync,
+  statSync,
+} from "node:fs";
+import { mkdir, rename, unlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
 
@@ -74,14 +83,27 @@ function decisive(name: string): boolean {
  * reads (`PATH`, `HOME`, `PWD`, `PYENV_*`). Any difference and the shim is run again. Wrappers other than pyenv
  * shims (asdf, mise, a script of the user's) are always started as they are: what they depend on is unknown.
  */
-export async function launchFor(command: string, options: LaunchOptions): Promise<Launch> {
+export function launchFor(command: string, options: LaunchOptions): Promise<Launch> {
   const direct: Launch = { command, env: options.env };
-  if (!isPyenvShim(command)) return direct;
+  if (!isPyenvShim(command)) return Promise.resolve(direct);
+  // Synchronous up to here and on a cache hit (a few small reads and stats, no trip through libuv's thread
+  // pool): the engine starts Python before its other work (see `startDefaultEarly`), and on a hit it is then
+  // spawned before that work's first I/O comes back.
   const file = path.join(options.cacheDir, `${keyOf(command, options)}.json`);
-  const cached = await readEntry(file);
+  const cached = readEntry(file);
   if (cached !== null && cached.shim === command && stampsHold(cached.stamps)) {
-    return { command: cached.executable, env: applyChanges(options.env, cached.envChanges) };
+    return Promise.resolve({ command: cached.executable, env: applyChanges(options.env, cached.envChanges) });
   }
+  return probeAndKeep(command, options, file, direct);
+}
+
+/** Runs the shim with the probe and keeps what it found in `file`; `direct` when the probe failed. */
+async function probeAndKeep(
+  command: string,
+  options: LaunchOptions,
+  file: string,
+  direct: Launch,
+): Promise<Launch> {
   const entry = await probe(command, options);
   if (entry === null) return direct;
   await writeEntry(file, entry);
@@ -244,22 +266,21 @@ function applyChanges(
  * The entry, if it is a file of this user that nobody else can change: it names a program to run, so it is
  * held to the rule of trust records (owned by the user or root, not writable by group or others).
  */
-async function readEntry(file: string): Promise<Entry | null> {
+function readEntry(file: string): Entry | null {
+  let fd: number | undefined;
   try {
-    const handle = await open(file, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0));
-    try {
-      const st = await handle.stat();
-      const uid = process.getuid?.();
-      if (!st.isFile() || (uid !== undefined && st.uid !== uid && st.uid !== 0) || (st.mode & 0o022) !== 0) {
-        return null;
-      }
-      const parsed = EntrySchema.safeParse(JSON.parse(await handle.readFile("utf8")));
-      return parsed.success ? parsed.data : null;
-    } finally {
-      await handle.close();
+    fd = openSync(file, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0));
+    const st = fstatSync(fd);
+    const uid = process.getuid?.();
+    if (!st.isFile() || (uid !== undefined && st.uid !== uid && st.uid !== 0) || (st.mode & 0o022) !== 0) {
+      return null;
     }
+    const parsed = EntrySchema.safeParse(JSON.parse(readFileSync(fd, "utf8")));
+    return parsed.success ? parsed.data : null;
   } catch {
     return null;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
   }
 }
 

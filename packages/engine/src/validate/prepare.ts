@@ -57,6 +57,8 @@ export interface PrepareOptions {
   loadTimeoutMs?: number;
   /** The default interpreter, started by the caller (`startDefaultEarly`); else it is started here. */
   early?: EarlyWorker;
+  /** The worker will only load and be closed (validation; see `StartWorkerOptions.loadOnly`). */
+  loadOnly?: boolean;
 }
 
 /**
@@ -78,7 +80,7 @@ export async function prepareWorkflow(
 
   // Most workflows run with the default interpreter: start it now, while the files are read and checked
   // (starting it runs no workflow code), and use it if the workflow's metadata agrees.
-  const early = options.early ?? startDefaultEarly(ctx, options.workdir);
+  const early = options.early ?? startDefaultEarly(ctx, options.workdir, options.loadOnly);
   let before: BeforeEnvironment | null;
   try {
     before = await stagesBeforeEnvironment(target, ctx, report);
@@ -92,7 +94,7 @@ export async function prepareWorkflow(
   try {
     worker =
       (await early.take(chosen.interpreter.command)) ??
-      (await startInterpreter(chosen.interpreter.command, ctx, options.workdir));
+      (await startInterpreter(chosen.interpreter.command, ctx, options.workdir, options.loadOnly));
   } catch (error) {
     report.stage("environment", [environmentFailure(chosen.interpreter.command, error, target.entry)]);
     return null;
@@ -243,13 +245,24 @@ async function stagesBeforeEnvironment(
  * Starts the worker for the interpreter a workflow selected. That interpreter stays what reports and trust
  * name; only a pyenv shim is started through the binary it would run (see ./launch).
  */
-async function startInterpreter(command: string, ctx: EngineContext, workdir: string): Promise<PythonWorker> {
+async function startInterpreter(
+  command: string,
+  ctx: EngineContext,
+  workdir: string,
+  loadOnly = false,
+): Promise<PythonWorker> {
   const launch = await launchFor(command, {
     env: ctx.env,
     cwd: workdir,
     cacheDir: join(ctx.chrysHome, "cache", "interpreters"),
   });
-  return startWorker({ python: launch.command, cwd: workdir, cacheDir: ctx.pycacheDir, env: launch.env });
+  return startWorker({
+    python: launch.command,
+    cwd: workdir,
+    cacheDir: ctx.pycacheDir,
+    env: launch.env,
+    loadOnly,
+  });
 }
 
 /** A worker started before it is known to be wanted: `take` it for the interpreter chosen, or `discard` it. */
@@ -261,10 +274,10 @@ export interface EarlyWorker {
 }
 
 /** Starts the default interpreter's worker, if there is a default interpreter. */
-export function startDefaultEarly(ctx: EngineContext, workdir: string): EarlyWorker {
+export function startDefaultEarly(ctx: EngineContext, workdir: string, loadOnly = false): EarlyWorker {
   const chosen = defaultInterpreter({ env: ctx.env });
   if (!chosen.ok) return { take: async () => null, discard: () => null };
-  const started = startInterpreter(chosen.interpreter.command, ctx, workdir);
+  const started = startInterpreter(chosen.interpreter.command, ctx, workdir, loadOnly);
   started.catch(() => undefined); // a failed start is reported if the worker is taken
   const discard = (): null => {
     void started.then((worker) => worker.close()).catch(() => undefined);

@@ -20,8 +20,9 @@ export async function validateWorkflow(
   options: ValidateOptions = {},
 ): Promise<ValidateReport> {
   const report = new ReportBuilder(path);
-  // Python takes longer to start than the stages before `environment` take to run: start it first.
-  const early = startDefaultEarly(ctx, ctx.cwd);
+  // Python takes longer to start than the stages before `environment` take to run: start it first. It only
+  // loads: validation closes it right after.
+  const early = startDefaultEarly(ctx, ctx.cwd, true);
   let resolved: Awaited<ReturnType<typeof resolveTarget>>;
   try {
     resolved = await resolveTarget(path, {
@@ -45,6 +46,7 @@ export async function validateWorkflow(
       workdir: ctx.cwd,
       loadTimeoutMs: options.loadTimeoutMs,
       early,
+      loadOnly: true,
     });
     await prepared?.worker.close();
   } catch (error) {
