@@ -260,3 +260,32 @@ class LineReaderTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class StringFrameHeaderTest(unittest.TestCase):
+    """``LineReader`` checks string frame headers by hand: it must take exactly what the schema accepts."""
+
+    HEADERS = [
+        {"type": "string", "ref": 1, "bytes": 0, "keep": True},
+        {"type": "string", "ref": 2, "bytes": 5, "keep": False},
+        {"type": "string", "ref": 0, "bytes": 1, "keep": True},
+        {"type": "string", "ref": -2, "bytes": 1, "keep": True},
+        {"type": "string", "ref": 1.5, "bytes": 1, "keep": True},
+        {"type": "string", "ref": "1", "bytes": 1, "keep": True},
+        {"type": "string", "ref": True, "bytes": 1, "keep": True},
+        {"type": "string", "ref": 1, "bytes": -1, "keep": True},
+        {"type": "string", "ref": 1, "bytes": proto.MAX_MESSAGE_BYTES + 1, "keep": True},
+        {"type": "string", "ref": 1, "bytes": 1, "keep": "yes"},
+        {"type": "string", "ref": 1, "bytes": 1},
+    ]
+
+    def test_the_reader_and_the_schema_agree(self) -> None:
+        for header in self.HEADERS:
+            with self.subTest(header=header):
+                table = proto.StringTable()
+                reader = proto.LineReader(strings=table)
+                size = header["bytes"] if type(header.get("bytes")) is int and 0 < header["bytes"] < 64 else 0
+                lines = reader.feed(json.dumps(header, separators=(",", ":")).encode() + b"\n" + b"a" * size + b"\n")
+                accepted = schema_errors(header, SCHEMA["string_frame_header"]) == []
+                taken = not any(line is not None and line.startswith(b'{"type":"string"') for line, _ in lines)
+                self.assertEqual(taken, accepted)

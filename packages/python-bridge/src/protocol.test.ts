@@ -1,5 +1,6 @@
 import { describe, expect, test } from "vitest";
 import { z } from "zod";
+import { LineSplitter } from "./framing";
 import {
   callIdOf,
   decodeFromWorker,
@@ -10,6 +11,8 @@ import {
   frameToWorker,
   LIMITS,
   PROTOCOL_VERSION,
+  StringFrameHeaderSchema,
+  StringRefSchema,
   successOutcome,
   type ToWorkerMessage,
   ToWorkerMessageSchema,
@@ -272,6 +275,8 @@ describe("golden messages", () => {
       limits: LIMITS,
       to_worker: z.toJSONSchema(ToWorkerMessageSchema, { unrepresentable: "any" }),
       from_worker: z.toJSONSchema(FromWorkerMessageSchema, { unrepresentable: "any" }),
+      string_frame_header: z.toJSONSchema(StringFrameHeaderSchema),
+      string_ref: z.toJSONSchema(StringRefSchema),
     };
     await expect(`${formatJson(schema)}\n`).toMatchFileSnapshot(new URL("schema.json", fixtures).pathname);
   });
@@ -412,5 +417,44 @@ describe("encodeToWorker", () => {
         timeout_ms: null,
       }),
     ).toBeNull();
+  });
+});
+
+describe("string frame headers", () => {
+  // The framing layer checks headers by hand; it must accept exactly what the schema accepts.
+  test.each([
+    { type: "string", ref: 1, bytes: 0, keep: true },
+    { type: "string", ref: 2, bytes: 5, keep: false },
+    { type: "string", ref: 3, bytes: LIMITS.messageBytes, keep: true },
+    { type: "string", ref: 0, bytes: 1, keep: true },
+    { type: "string", ref: -2, bytes: 1, keep: true },
+    { type: "string", ref: 1.5, bytes: 1, keep: true },
+    { type: "string", ref: "1", bytes: 1, keep: true },
+    { type: "string", ref: 1, bytes: -1, keep: true },
+    { type: "string", ref: 1, bytes: LIMITS.messageBytes + 1, keep: true },
+    { type: "string", ref: 1, bytes: 1.5, keep: true },
+    { type: "string", ref: 1, bytes: 1, keep: "yes" },
+    { type: "string", ref: 1, bytes: 1 },
+  ])("LineSplitter and StringFrameHeaderSchema agree on %j", (header) => {
+    const splitter = new LineSplitter(LIMITS.messageBytes);
+    const body = Buffer.alloc(
+      typeof header.bytes === "number" && header.bytes > 0 && header.bytes < 64 ? header.bytes : 0,
+      0x61,
+    );
+    const frames = splitter.push(
+      Buffer.concat([Buffer.from(`${JSON.stringify(header)}\n`), body, Buffer.from("\n")]),
+    );
+    const accepted = StringFrameHeaderSchema.safeParse(header).success;
+    if (header.bytes === LIMITS.messageBytes) {
+      expect(accepted).toBe(true);
+      expect(frames).toEqual([]); // waiting for its 16 MiB
+    } else {
+      expect(frames[0] !== undefined && "string" in frames[0]).toBe(accepted);
+    }
+  });
+
+  test("StringRefSchema describes the entries SharedStrings writes", () => {
+    expect(StringRefSchema.safeParse({ ref: 3, at: ["input", "data", 0] }).success).toBe(true);
+    expect(StringRefSchema.safeParse({ ref: 3, at: [] }).success).toBe(false);
   });
 });

@@ -341,6 +341,30 @@ export const FromWorkerMessageSchema = z.discriminatedUnion("type", [
 ]);
 export type FromWorkerMessage = z.infer<typeof FromWorkerMessageSchema>;
 
+// --- large strings (both directions; docs/protocol.md, "Large strings") ----------------------------------
+
+/**
+ * The header line of a string frame; exactly `bytes` bytes of the string's UTF-8 and a newline follow it.
+ * Not a message of the unions above: the framing layer takes it (framing.ts and `_protocol.LineReader` check
+ * it by hand, against this schema in the tests).
+ */
+export const StringFrameHeaderSchema = z.object({
+  type: z.literal("string"),
+  /** Odd for strings the engine sends, even for the worker's. */
+  ref: z.number().int().positive(),
+  bytes: z.number().int().nonnegative().max(LIMITS.messageBytes),
+  /** Kept by both sides for later messages (`true`), or for the message that names it only. */
+  keep: z.boolean(),
+});
+export type StringFrameHeader = z.infer<typeof StringFrameHeaderSchema>;
+
+/** An entry of the `strings` field of an `invoke` or `result`: the string `ref` goes at `at` (keys and indices from the message). */
+export const StringRefSchema = z.object({
+  ref: z.number().int().positive(),
+  at: z.array(z.union([z.string(), z.number().int().nonnegative()])).min(1),
+});
+export type StringRef = z.infer<typeof StringRefSchema>;
+
 // --- encoding and decoding ----------------------------------------------------------------------------
 
 /** A message as the worker sent it, or why it could not be read; `id` names its call when known. */
