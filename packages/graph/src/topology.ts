@@ -134,7 +134,10 @@ function adjacency(count: number, key: Int32Array, other: Int32Array): Adjacency
 function switchGroups(edges: readonly Edge[]): Map<string, SwitchGroup[]> {
   const switches = new Map<string, SwitchGroup[]>();
   const open = new Map<string, { cases: Edge[] }>();
-  for (const edge of edges) {
+  // Indexed, like every loop over all nodes or edges here: it runs once per run, before V8 has optimized
+  // it, where `for…of` allocates an iterator result per item.
+  for (let e = 0; e < edges.length; e++) {
+    const edge = edges[e]!;
     const condition = edge.condition;
     if (condition === null || condition.kind === "when") continue;
     let group = open.get(edge.source);

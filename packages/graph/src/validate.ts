@@ -1,5 +1,6 @@
 import { type Diagnostic, diagnostic } from "@icode/workflow-errors";
 import type { z } from "zod";
+import { parseDefinitionFast } from "./definition-parse";
 import { cycle } from "./rules/cycles";
 import { crossScopeEdge, duplicateEdge, selfEdge } from "./rules/edges";
 import { joinDestinationEdge, joinSources } from "./rules/joins";
@@ -89,6 +90,8 @@ export function validateDefinition(input: unknown): {
   definition: Definition | null;
   diagnostics: Diagnostic[];
 } {
+  const fast = parseDefinitionFast(input);
+  if (fast !== null) return { definition: fast, diagnostics: checkDefinition(fast).map((f) => f.diagnostic) };
   const parsed = DefinitionSchema.safeParse(input);
   if (!parsed.success) {
     return {

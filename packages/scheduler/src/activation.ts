@@ -35,14 +35,20 @@ export interface LoopState {
   exitActivation: string;
 }
 
+/** Called once with the abort reason when an executor call is aborted (see `CallIO.onAbort`). */
+export type AbortListener = (reason: string) => void;
+
 /**
- * The abort handle of one executor call. The `AbortController` is created only when someone reads the
- * signal (an `AbortController` costs more than the rest of a node's scheduling), so an executor that never
- * looks at `signal` costs nothing; an abort before the first read yields an already-aborted signal.
+ * The abort handle of one executor call. Nothing is allocated for an abort that never comes: the
+ * `AbortController` is created only when someone reads `signal` (one costs more than the rest of a node's
+ * scheduling), and listeners given to `onAbort` are plain functions; an abort before the first read yields an
+ * already-aborted signal, and a listener added after the abort is called at once.
  */
 export class Call {
   private ctrl: AbortController | null = null;
   private reason: string | null = null;
+  /** One listener (the usual case) or several. */
+  private listeners: AbortListener | AbortListener[] | null = null;
 
   get signal(): AbortSignal {
     if (this.ctrl === null) {
@@ -52,10 +58,35 @@ export class Call {
     return this.ctrl.signal;
   }
 
+  onAbort(listener: AbortListener): void {
+    if (this.reason !== null) {
+      callListener(listener, this.reason);
+      return;
+    }
+    const listeners = this.listeners;
+    if (listeners === null) this.listeners = listener;
+    else if (Array.isArray(listeners)) listeners.push(listener);
+    else this.listeners = [listeners, listener];
+  }
+
   abort(reason: string): void {
     if (this.reason !== null) return;
     this.reason = reason;
     this.ctrl?.abort(reason);
+    const listeners = this.listeners;
+    if (listeners === null) return;
+    this.listeners = null;
+    if (Array.isArray(listeners)) for (const listener of listeners) callListener(listener, reason);
+    else callListener(listeners, reason);
+  }
+}
+
+/** A listener's failure is the executor's bug; it must not break the scheduler step that aborted the call. */
+function callListener(listener: AbortListener, reason: string): void {
+  try {
+    listener(reason);
+  } catch {
+    // Ignored, as documented on `CallIO.onAbort`.
   }
 }
 

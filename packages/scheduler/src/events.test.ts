@@ -1,7 +1,7 @@
 import { EventEmitter } from "node:events";
 import { describe, expect, expectTypeOf, it } from "vitest";
 import { ENGINE_EVENT_TYPES, type EngineEvent, type EngineEventMap, EngineEventSchema } from "./events";
-import { def, edge, harness, py, when } from "./test-support";
+import { def, edge, FakeFailure, flush, harness, join, loop, py, when } from "./test-support";
 
 describe("the event stream", () => {
   it("describes a small run completely, in order, with run_id, seq and clock timestamps", async () => {
@@ -209,5 +209,66 @@ describe("the event stream", () => {
     if (event.type === "node_failed") emitter.emit(event.type, event);
     expect(seen).toEqual(["n@iter#1"]);
     expect(() => EngineEventSchema.parse({ type: "node_exploded", run_id: "r", seq: 0, ts: 0 })).toThrow();
+  });
+
+  it("builds every event with exactly its schema's keys, in code point order (canonical JSON as is)", async () => {
+    // A loop, a join, conditional edges, an emit, a failed and retried attempt, a skip and a pause.
+    const h = harness(
+      def({
+        start: "a",
+        outputs: ["j"],
+        nodes: [
+          py("a", { retry: { max_attempts: 2, backoff: 1 } }),
+          loop("L", "x", "x", { max_iterations: 2 }),
+          py("x", { scope: "L" }),
+          py("b"),
+          join("j", ["L", "b"]),
+          py("j"),
+        ],
+        edges: [
+          edge("a", "L"),
+          when("a", "b"),
+          edge("L", "join:j"),
+          edge("b", "join:j"),
+          edge("join:j", "j"),
+        ],
+      }),
+      {
+        nodes: {
+          a: (input, ctx) => {
+            ctx.io.emit("trying");
+            if (ctx.attempt === 1) throw new FakeFailure("exception", true);
+            return input;
+          },
+          b: async (_, ctx) => {
+            await ctx.sleep(60_000);
+            return "late";
+          },
+        },
+        until: { L: () => false },
+      },
+      { policy: "pause" },
+    );
+    await flush();
+    h.clock.next(); // a's retry backoff
+    await flush();
+    h.run.pause();
+    h.run.resume();
+    expect(h.run.skipNode("b@iter#1", { note: "not needed" })).toEqual({ ok: true });
+    await h.finish();
+    const events = h.sink.events;
+    const types = new Set(events.map((e) => e.type));
+    for (const type of ["attempt_failed", "emit", "edges_decided", "loop_iteration", "loop_until"] as const) {
+      expect(types).toContain(type);
+    }
+    expect(types).toContain("node_skipped");
+    expect(types).toContain("workflow_run_paused");
+    expect(types.size).toBeGreaterThanOrEqual(13);
+    const schemas = new Map(EngineEventSchema.options.map((o) => [o.shape.type.value as string, o]));
+    for (const event of events) {
+      const keys = Object.keys(event);
+      expect(keys).toEqual(Object.keys(schemas.get(event.type)!.shape).sort());
+      expect(EngineEventSchema.parse(event)).toEqual(event);
+    }
   });
 });

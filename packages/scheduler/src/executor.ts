@@ -87,13 +87,18 @@ export type AgentActivityKind = z.infer<typeof AgentActivityKindSchema>;
 
 /**
  * The control side of one executor call: requests are plain data (safe to spread, log or serialize), the
- * abort signal travels here. The `AbortController` behind `signal` is created when `signal` is first read,
- * so an executor that never needs it pays nothing; a call aborted before that read sees an aborted signal.
+ * abort travels here, as a signal or as a listener. The `AbortController` behind `signal` is created when
+ * `signal` is first read, so an executor that never needs it pays nothing; a call aborted before that read
+ * sees an aborted signal. An executor that only needs to react to the abort can use `onAbort`, which
+ * allocates nothing for the (usual) call that is never aborted.
  */
 export interface CallIO {
   /** Aborted when the call's limit passes, the run ends, or the node is skipped; `reason` says which
    * (`timeout`, a cancel reason such as `user_cancelled`, `run_failed`, `skipped`). */
   readonly signal: AbortSignal;
+  /** Calls `listener` once, synchronously, with the same reason when `signal` would abort (at once if the
+   * call was already aborted); never after the call settled normally. A listener that throws is ignored. */
+  onAbort(listener: (reason: string) => void): void;
 }
 
 /**

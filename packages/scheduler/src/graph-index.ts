@@ -103,9 +103,12 @@ function build(definition: Definition): GraphIndex {
       seen.add(id);
     }
   }
+  // Loops over every node or edge are indexed: this runs once per run, mostly before V8 has optimized it,
+  // and there `for…of` allocates an iterator result per item (hundreds of bytes per node in all).
   // A node's index is its number in `graph`: its position in `definition.nodes`.
   const nodes: Building[] = [];
-  for (const node of definition.nodes) {
+  for (let v = 0; v < definition.nodes.length; v++) {
+    const node = definition.nodes[v]!;
     const retry =
       node.kind === "python"
         ? (node.retry ?? DEFAULT_PYTHON_RETRY)
@@ -142,7 +145,8 @@ function build(definition: Definition): GraphIndex {
     byId.get(id) ?? invalid(`${what()} names unknown node "${id}"`);
 
   // Scopes: a body node belongs to a top-level loop; loops do not nest.
-  for (const n of nodes) {
+  for (let v = 0; v < nodes.length; v++) {
+    const n = nodes[v]!;
     const scope = n.node.scope;
     if (scope === null) continue;
     const owner = graph.scopes[n.index]!;
@@ -184,13 +188,14 @@ function build(definition: Definition): GraphIndex {
     src.outgoing = appended(src.outgoing, edge);
     edgeCount++;
   };
-  definition.edges.forEach((e, at) => {
+  for (let at = 0; at < definition.edges.length; at++) {
+    const e = definition.edges[at]!;
     const src = graph.edgeSources[at]!;
     const dst = graph.edgeTargets[at]!;
     if (src < 0) invalid(`edge ${e.source}->${e.target} names unknown node "${e.source}"`);
     if (dst < 0) invalid(`edge ${e.source}->${e.target} names unknown node "${e.target}"`);
     if (nodes[dst]!.node.kind !== "join") add(nodes[src]!, nodes[dst]!, e.condition);
-  });
+  }
   // joinEdgeFrom[v]: the position of the declared edge from node v into the join at hand, or -1.
   const joinEdgeFrom = new Int32Array(nodes.length).fill(-1);
   const into = graph.incoming;
@@ -201,7 +206,8 @@ function build(definition: Definition): GraphIndex {
       if (joinEdgeFrom[src] !== -1) invalid(`edge ${nodes[src]!.id}->${j.id} is declared twice`);
       joinEdgeFrom[src] = into.edges[at]!;
     }
-    for (const sourceId of join.sources) {
+    for (let i = 0; i < join.sources.length; i++) {
+      const sourceId = join.sources[i]!;
       const source = find(sourceId, () => `join "${j.id}"`);
       const declared = joinEdgeFrom[source.index]!;
       joinEdgeFrom[source.index] = -1;
@@ -220,19 +226,23 @@ function build(definition: Definition): GraphIndex {
 
   // Duplicate edges, with a stamp per destination instead of hashing every edge key.
   const stamp = new Int32Array(nodes.length).fill(-1);
-  for (const n of nodes) {
-    for (const edge of n.outgoing) {
-      if (stamp[edge.dst] === n.index) invalid(`edge ${edge.key} is declared twice`);
-      stamp[edge.dst] = n.index;
+  for (let v = 0; v < nodes.length; v++) {
+    const outgoing = nodes[v]!.outgoing;
+    for (let i = 0; i < outgoing.length; i++) {
+      const edge = outgoing[i]!;
+      if (stamp[edge.dst] === v) invalid(`edge ${edge.key} is declared twice`);
+      stamp[edge.dst] = v;
     }
   }
 
   // Condition batches, from each source's conditional edges.
-  for (const n of nodes) {
+  for (let v = 0; v < nodes.length; v++) {
+    const n = nodes[v]!;
     let when: string[] | null = null;
     let cases: string[] | null = null;
     let fallback: string | null = null;
-    for (const edge of n.outgoing) {
+    for (let i = 0; i < n.outgoing.length; i++) {
+      const edge = n.outgoing[i]!;
       const condition = edge.condition;
       if (condition === null) continue;
       if (condition.kind === "when") {
@@ -268,7 +278,8 @@ function build(definition: Definition): GraphIndex {
     invalid(`the start "${start.id}" is inside loop "${nodes[start.loop]!.id}"; it must be a top-level node`);
   }
   const outputs: number[] = [];
-  for (const id of definition.outputs) {
+  for (let i = 0; i < definition.outputs.length; i++) {
+    const id = definition.outputs[i]!;
     const out = find(id, () => "an output");
     if (out.loop !== -1) invalid(`output "${id}" is inside a loop body; outputs must be top-level nodes`);
     if (out.isOutput) invalid(`output "${id}" is declared twice`);
@@ -281,7 +292,8 @@ function build(definition: Definition): GraphIndex {
   const indegree = new Int32Array(nodes.length);
   const ready: number[] = [];
   let topLevelCount = 0;
-  for (const n of nodes) {
+  for (let v = 0; v < nodes.length; v++) {
+    const n = nodes[v]!;
     if (n.loop === -1) topLevelCount++;
     const isRoot = n === start || (n.loop !== -1 && nodes[n.loop]!.entry === n.index);
     if (isRoot && n.incoming.length > 0) {
@@ -294,12 +306,13 @@ function build(definition: Definition): GraphIndex {
   }
   let visited = 0;
   while (ready.length > 0) {
-    const i = ready.pop()!;
+    const outgoing = nodes[ready.pop()!]!.outgoing;
     visited++;
-    for (const edge of nodes[i]!.outgoing) {
-      const left = indegree[edge.dst]! - 1;
-      indegree[edge.dst] = left;
-      if (left === 0) ready.push(edge.dst);
+    for (let k = 0; k < outgoing.length; k++) {
+      const dst = outgoing[k]!.dst;
+      const left = indegree[dst]! - 1;
+      indegree[dst] = left;
+      if (left === 0) ready.push(dst);
     }
   }
   if (visited !== nodes.length) {

@@ -10,7 +10,7 @@ import {
   type SkipReason,
 } from "./codes";
 import { SchedulerError } from "./errors";
-import type { EngineEvent, EngineEventOf } from "./events";
+import { type EngineEvent, type EngineEventOf, EngineEventSchema } from "./events";
 import type {
   AgentActivityKind,
   AgentAttemptRequest,
@@ -64,6 +64,11 @@ const NODE_CANCEL_REASON: Record<RunOutcome, NodeCancelReason> = {
   worker_lost: "worker_lost",
   storage_failed: "storage_failed",
 };
+
+/** Each event type's keys in code point order (see `emit`). */
+const EVENT_KEYS: ReadonlyMap<string, readonly string[]> = new Map(
+  EngineEventSchema.options.map((schema) => [schema.shape.type.value, Object.keys(schema.shape).sort()]),
+);
 
 const OK: ControlResult = { ok: true };
 const COMPLETED: Ending = { outcome: "completed", reason: "", act: null, error: "", errorClass: null };
@@ -303,10 +308,22 @@ export class RunScheduler {
     }
   }
 
+  /**
+   * Writes an event with its keys in code point order. The records write events as canonical JSON (sorted
+   * keys), and an object whose keys already enumerate in that order, down to the values it carries, goes to
+   * the native `JSON.stringify` at about half the cost; the events of every node are built that way by hand
+   * (`begin`, `startAttempt`, `finish`), the others here.
+   */
   private emit(body: EventBody): void {
     if (this.closed) return;
-    const head = { type: body.type, run_id: this.runId, seq: this.seq++, ts: this.run.options.clock.now() };
-    this.write(Object.assign(head, body) as EngineEvent);
+    const fields = body as unknown as Record<string, unknown>;
+    const seq = this.seq++;
+    const ts = this.run.options.clock.now();
+    const event: Record<string, unknown> = {};
+    for (const key of EVENT_KEYS.get(body.type)!) {
+      event[key] = key === "run_id" ? this.runId : key === "seq" ? seq : key === "ts" ? ts : fields[key];
+    }
+    this.write(event as EngineEvent);
   }
 
   private live(act: Activation): void {
@@ -495,18 +512,19 @@ export class RunScheduler {
     this.live(act);
     const sources: string[] = [];
     for (const r of received) if (r.activationId !== null) sources.push(r.activationId);
+    // The events of every node are built with their keys in order (see `emit`).
     this.write({
-      type: "node_started",
+      activation_id: act.id,
+      input,
+      iteration: act.iteration,
+      kind: node.kind,
+      loop_id: act.loopId,
+      node_id: act.n.id,
       run_id: this.runId,
       seq: this.seq++,
-      ts: this.run.options.clock.now(),
-      node_id: act.n.id,
-      activation_id: act.id,
-      iteration: act.iteration,
-      loop_id: act.loopId,
-      kind: node.kind,
-      input,
       sources,
+      ts: this.run.options.clock.now(),
+      type: "node_started",
     });
     if (node.kind === "python" || node.kind === "agent") {
       this.requestAttempt(act);
@@ -568,16 +586,16 @@ export class RunScheduler {
       this.emit({ type: "node_skipped", ...ref(act), reason: "user_skipped", note: act.note, value });
     } else {
       this.write({
-        type: "node_completed",
+        activation_id: act.id,
+        attempt: kind === "python" || kind === "agent" ? act.valueAttempt : null,
+        iteration: act.iteration,
+        kind,
+        loop_id: act.loopId,
+        node_id: act.n.id,
         run_id: this.runId,
         seq: this.seq++,
         ts: this.run.options.clock.now(),
-        node_id: act.n.id,
-        activation_id: act.id,
-        iteration: act.iteration,
-        loop_id: act.loopId,
-        kind,
-        attempt: kind === "python" || kind === "agent" ? act.valueAttempt : null,
+        type: "node_completed",
         value,
       });
     }
@@ -832,17 +850,17 @@ export class RunScheduler {
     pool.active++;
     act.pool = pool;
     this.write({
-      type: "attempt_started",
-      run_id: this.runId,
-      seq: this.seq++,
-      ts: this.run.options.clock.now(),
-      node_id: n.id,
       activation_id: act.id,
+      attempt: act.attempt,
       iteration: act.iteration,
       loop_id: act.loopId,
-      attempt: act.attempt,
       max_attempts: n.maxAttempts,
+      node_id: n.id,
+      run_id: this.runId,
+      seq: this.seq++,
       timeout_ms: n.timeoutMs,
+      ts: this.run.options.clock.now(),
+      type: "attempt_started",
     });
     this.launch(act, "attempt", "running", n.timeoutMs);
   }

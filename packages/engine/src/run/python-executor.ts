@@ -1,6 +1,21 @@
-import type { CallError, InvokeOutcome, PythonWorker } from "@icode/python-bridge";
+import type {
+  CallError,
+  InvokeOptions,
+  InvokeOutcome,
+  InvokeRequest,
+  PythonWorker,
+} from "@icode/python-bridge";
 import { isWorkflowError } from "@icode/workflow-errors";
-import type { AttemptIO, AttemptResult, CallIO, Executors, NodeError } from "@icode/workflow-scheduler";
+import type {
+  AttemptIO,
+  AttemptResult,
+  CallIO,
+  CombineResult,
+  ConditionsResult,
+  Executors,
+  NodeError,
+  UntilResult,
+} from "@icode/workflow-scheduler";
 
 /** What one Python attempt printed, handed to the records as a node diagnostics file. */
 export interface AttemptOutput {
@@ -27,62 +42,141 @@ export interface PythonExecutorOptions {
 /** Leaked threads a worker may keep before the engine treats it as lost (clarification 19). */
 export const DEFAULT_MAX_LEAKED_THREADS = 32;
 
+/** Idle abort controllers kept for reuse per run (see `SignalPool`). */
+const MAX_IDLE_SIGNALS = 256;
+
+/** Every executor result type has this failure shape. */
+type Failed = { status: "failed"; error: NodeError };
+
+/** A call waiting for the end of the turn to go to the worker, then in flight. */
+interface Outgoing<R> {
+  readonly request: InvokeRequest;
+  readonly io: CallIO;
+  /** `onEmit`/`onAsk` of a node call; the signal is set when the call is sent. */
+  readonly options: InvokeOptions;
+  /** Turns the worker's outcome into the executor's result. */
+  readonly finish: (outcome: InvokeOutcome) => R | Failed;
+  readonly resolve: (result: R | Failed) => void;
+  readonly reject: (error: unknown) => void;
+  /** The controller whose signal the bridge watches for this call, while it is in flight. */
+  ctrl: AbortController | null;
+}
+
+/**
+ * Abort controllers for the bridge, reused from call to call. The bridge needs a signal per call, and an
+ * `AbortController` costs more than the rest of the call's Node-side work, but nearly every call settles
+ * without an abort; its controller is then as good as new and serves the next call (the bridge stops
+ * looking at a signal when its call settles). An aborted controller is never reused. Per run: a signal the
+ * bridge listened to holds that run's worker.
+ */
+class SignalPool {
+  private readonly idle: AbortController[] = [];
+
+  take(): AbortController {
+    return this.idle.pop() ?? new AbortController();
+  }
+
+  give(ctrl: AbortController): void {
+    if (!ctrl.signal.aborted && this.idle.length < MAX_IDLE_SIGNALS) this.idle.push(ctrl);
+  }
+}
+
 /**
  * The scheduler's executors for Python: node functions (with their outgoing conditions in the same round
- * trip), loop `until` and join `combine`, all through one warm worker.
+ * trip), loop `until` and join `combine`, all through one warm worker. Thousands of calls can be in flight
+ * (a fan-out), so a call allocates little: no async frames, and no abort signal of its own unless aborted
+ * (the scheduler's `onAbort` and a `SignalPool`).
  */
 export function pythonExecutors(worker: PythonWorker, options: PythonExecutorOptions): Executors {
   const maxLeaked = options.maxLeakedThreads ?? DEFAULT_MAX_LEAKED_THREADS;
+  const signals = new SignalPool();
   // Calls started in this turn, sent together once `beforeSend` has run (one records write per batch).
-  let batch: (() => void)[] = [];
+  let queued: Outgoing<unknown>[] = [];
 
-  function sendSoon(send: () => void): void {
-    batch.push(send);
-    if (batch.length > 1) return;
-    queueMicrotask(() => {
-      const sends = batch;
-      batch = [];
-      options.beforeSend?.();
-      for (const send of sends) send();
+  const sendQueued = (): void => {
+    const sends = queued;
+    queued = [];
+    options.beforeSend?.();
+    for (const call of sends) send(call);
+  };
+
+  function send<R>(call: Outgoing<R>): void {
+    const ctrl = signals.take();
+    call.ctrl = ctrl;
+    // Aborted before the send (the run ended in the same turn): the bridge sees an aborted signal.
+    call.io.onAbort((reason) => call.ctrl?.abort(reason));
+    let pending: Promise<InvokeOutcome>;
+    try {
+      call.options.signal = ctrl.signal;
+      pending = worker.invoke(call.request, call.options);
+    } catch (error) {
+      pending = Promise.reject(error);
+    }
+    pending.then(
+      (outcome) => {
+        release(call);
+        try {
+          call.resolve(call.finish(outcome));
+        } catch (error) {
+          call.reject(error);
+        }
+      },
+      (error: unknown) => {
+        release(call);
+        call.resolve({ status: "failed", error: invokeFailure(error) });
+      },
+    );
+  }
+
+  function release<R>(call: Outgoing<R>): void {
+    const ctrl = call.ctrl;
+    call.ctrl = null;
+    if (ctrl !== null) signals.give(ctrl);
+  }
+
+  /** Sends `request` with the batch of this turn; node errors and a lost worker are results, not rejections. */
+  function call<R>(
+    request: InvokeRequest,
+    io: CallIO,
+    finish: (outcome: InvokeOutcome) => R | Failed,
+    invokeOptions: InvokeOptions = {},
+  ): Promise<R | Failed> {
+    return new Promise<R | Failed>((resolve, reject) => {
+      const call: Outgoing<R> = { request, io, options: invokeOptions, finish, resolve, reject, ctrl: null };
+      if (queued.push(call as Outgoing<unknown>) === 1) queueMicrotask(sendQueued);
     });
   }
 
-  async function call(
-    request: Parameters<PythonWorker["invoke"]>[0],
-    io: CallIO,
-    extra: Parameters<PythonWorker["invoke"]>[1] = {},
-  ): Promise<InvokeOutcome | NodeError> {
-    try {
-      return await new Promise<InvokeOutcome>((resolve, reject) =>
-        sendSoon(() => {
-          try {
-            worker.invoke(request, { ...extra, signal: io.signal }).then(resolve, reject);
-          } catch (error) {
-            reject(error);
-          }
-        }),
-      );
-    } catch (error) {
-      if (isWorkflowError(error) && error.code === "worker_lost") {
-        return { class: "worker_lost", message: error.message, retryable: false, traceback: null };
-      }
-      return {
-        class: "internal_error",
-        message: error instanceof Error ? error.message : String(error),
-        retryable: false,
-        traceback: null,
-      };
-    }
-  }
-
-  function lost(outcome: InvokeOutcome): NodeError | null {
+  function lost(outcome: InvokeOutcome): Failed | null {
     if (outcome.leaked_threads <= maxLeaked) return null;
     return {
-      class: "worker_lost",
-      message: `the Python worker has ${outcome.leaked_threads} threads of timed-out calls still running (limit ${maxLeaked}); it is treated as lost`,
-      retryable: false,
-      traceback: null,
+      status: "failed",
+      error: {
+        class: "worker_lost",
+        message: `the Python worker has ${outcome.leaked_threads} threads of timed-out calls still running (limit ${maxLeaked}); it is treated as lost`,
+        retryable: false,
+        traceback: null,
+      },
     };
+  }
+
+  /**
+   * A call's outcome after the checks every kind shares: its print() output is recorded, then it fails
+   * when the worker is lost, the call failed, or the worker answered another kind of call.
+   */
+  function succeeded<K extends InvokeRequest["kind"]>(
+    kind: K,
+    outcome: InvokeOutcome,
+    nodeId: string,
+    activationId: string,
+    n: number,
+  ): Extract<InvokeOutcome, { ok: true; kind: K }> | Failed {
+    record(nodeId, activationId, n, outcome);
+    const gone = lost(outcome);
+    if (gone !== null) return gone;
+    if (!outcome.ok) return { status: "failed", error: nodeError(outcome.error) };
+    if (outcome.kind !== kind) return unexpected(outcome.kind);
+    return outcome as Extract<InvokeOutcome, { ok: true; kind: K }>;
   }
 
   function record(nodeId: string, activationId: string, attempt: number, outcome: InvokeOutcome) {
@@ -92,17 +186,36 @@ export function pythonExecutors(worker: PythonWorker, options: PythonExecutorOpt
   }
 
   return {
-    async runPython(request, io: AttemptIO): Promise<AttemptResult> {
-      const outcome = await call(
+    runPython(request, io: AttemptIO): Promise<AttemptResult> {
+      const nodeId = request.node.id;
+      return call(
         {
           kind: "node",
-          node: request.node.id,
+          node: nodeId,
           input: request.input,
           timeout_ms: request.timeoutMs,
           conditions: request.conditions,
           conditions_timeout_ms: request.conditionTimeoutMs,
         },
         io,
+        (outcome): AttemptResult => {
+          record(nodeId, request.activationId, request.attempt, outcome);
+          const gone = lost(outcome);
+          if (gone !== null) return gone;
+          if (!outcome.ok) {
+            return {
+              status: "failed",
+              error: nodeError(outcome.error),
+              phase: outcome.error.phase === "conditions" ? "conditions" : "node",
+            };
+          }
+          if (outcome.kind !== "node") return unexpected(outcome.kind);
+          return {
+            status: "completed",
+            value: outcome.value,
+            decisions: request.conditions === null ? null : { passed: outcome.passed },
+          };
+        },
         {
           onEmit: (text) => io.emit(text),
           onAsk: async (questions) => {
@@ -111,27 +224,10 @@ export function pythonExecutors(worker: PythonWorker, options: PythonExecutorOpt
           },
         },
       );
-      if (!("ok" in outcome)) return { status: "failed", error: outcome };
-      record(request.node.id, request.activationId, request.attempt, outcome);
-      const gone = lost(outcome);
-      if (gone !== null) return { status: "failed", error: gone };
-      if (!outcome.ok) {
-        return {
-          status: "failed",
-          error: nodeError(outcome.error),
-          phase: outcome.error.phase === "conditions" ? "conditions" : "node",
-        };
-      }
-      if (outcome.kind !== "node") return unexpected(outcome.kind);
-      return {
-        status: "completed",
-        value: outcome.value,
-        decisions: request.conditions === null ? null : { passed: outcome.passed },
-      };
     },
 
-    async evaluateConditions(request, io) {
-      const outcome = await call(
+    evaluateConditions(request, io) {
+      return call(
         {
           kind: "conditions",
           source: request.nodeId,
@@ -140,28 +236,26 @@ export function pythonExecutors(worker: PythonWorker, options: PythonExecutorOpt
           timeout_ms: request.timeoutMs,
         },
         io,
+        (outcome): ConditionsResult => {
+          const done = succeeded("conditions", outcome, request.nodeId, request.activationId, 1);
+          return "status" in done ? done : { status: "decided", decisions: { passed: done.passed } };
+        },
       );
-      if (!("ok" in outcome)) return { status: "failed", error: outcome };
-      record(request.nodeId, request.activationId, 1, outcome);
-      if (!outcome.ok) return { status: "failed", error: nodeError(outcome.error) };
-      if (outcome.kind !== "conditions") return unexpected(outcome.kind);
-      return { status: "decided", decisions: { passed: outcome.passed } };
     },
 
-    async evaluateUntil(request, io) {
-      const outcome = await call(
+    evaluateUntil(request, io) {
+      return call(
         { kind: "until", loop: request.node.id, input: request.value, timeout_ms: request.timeoutMs },
         io,
+        (outcome): UntilResult => {
+          const done = succeeded("until", outcome, request.node.id, request.activationId, request.iteration);
+          return "status" in done ? done : { status: "decided", stop: done.stop };
+        },
       );
-      if (!("ok" in outcome)) return { status: "failed", error: outcome };
-      record(request.node.id, request.activationId, request.iteration, outcome);
-      if (!outcome.ok) return { status: "failed", error: nodeError(outcome.error) };
-      if (outcome.kind !== "until") return unexpected(outcome.kind);
-      return { status: "decided", stop: outcome.stop };
     },
 
-    async combine(request, io) {
-      const outcome = await call(
+    combine(request, io) {
+      return call(
         {
           kind: "combine",
           join: request.node.id,
@@ -169,13 +263,25 @@ export function pythonExecutors(worker: PythonWorker, options: PythonExecutorOpt
           timeout_ms: request.timeoutMs,
         },
         io,
+        (outcome): CombineResult => {
+          const done = succeeded("combine", outcome, request.node.id, request.activationId, 1);
+          return "status" in done ? done : { status: "completed", value: done.value };
+        },
       );
-      if (!("ok" in outcome)) return { status: "failed", error: outcome };
-      record(request.node.id, request.activationId, 1, outcome);
-      if (!outcome.ok) return { status: "failed", error: nodeError(outcome.error) };
-      if (outcome.kind !== "combine") return unexpected(outcome.kind);
-      return { status: "completed", value: outcome.value };
     },
+  };
+}
+
+/** `invoke` rejected: the worker is gone (`worker_lost`), or a defect. */
+function invokeFailure(error: unknown): NodeError {
+  if (isWorkflowError(error) && error.code === "worker_lost") {
+    return { class: "worker_lost", message: error.message, retryable: false, traceback: null };
+  }
+  return {
+    class: "internal_error",
+    message: error instanceof Error ? error.message : String(error),
+    retryable: false,
+    traceback: null,
   };
 }
 
@@ -198,7 +304,7 @@ function nodeError(error: CallError): NodeError {
   };
 }
 
-function unexpected(kind: string): { status: "failed"; error: NodeError } {
+function unexpected(kind: string): Failed {
   return {
     status: "failed",
     error: {

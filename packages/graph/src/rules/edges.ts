@@ -9,7 +9,8 @@ export const selfEdge: GraphRule<"self_edge"> = {
   phase: 2,
   check(definition) {
     const found: Diagnostic[] = [];
-    for (const edge of definition.edges) {
+    for (let e = 0; e < definition.edges.length; e++) {
+      const edge = definition.edges[e]!;
       if (edge.source !== edge.target) continue;
       found.push(
         ruleError("self_edge", definition, {

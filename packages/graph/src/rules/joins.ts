@@ -71,7 +71,8 @@ export const joinSources: GraphRule<"join_sources"> = {
     for (const join of joinsOf(index)) {
       const j = nodeNumber(index, join.id);
       const listed: number[] = [];
-      for (const source of join.sources) {
+      for (let i = 0; i < join.sources.length; i++) {
+        const source = join.sources[i]!;
         const v = nodeNumber(index, source);
         if (v < 0) continue; // unknown_node's to report, in phase 1
         if (listedBy[v] === j) {
@@ -104,7 +105,8 @@ export const joinSources: GraphRule<"join_sources"> = {
           }),
         );
       }
-      for (const v of listed) {
+      for (let i = 0; i < listed.length; i++) {
+        const v = listed[i]!;
         if (connectedTo[v] === j) continue;
         const source = index.nodes[v]!.id;
         found.push(

@@ -32,7 +32,8 @@ export const loopBoundary: GraphRule<"loop_boundary"> = {
   phase: 2,
   check(definition, index) {
     const found: Diagnostic[] = [];
-    for (const node of definition.nodes) {
+    for (let v = 0; v < definition.nodes.length; v++) {
+      const node = definition.nodes[v]!;
       if (node.kind === "loop") {
         for (const role of ["entry", "exit"] as const) {
           const member = nodeNamed(index, node[role]);

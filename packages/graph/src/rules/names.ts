@@ -13,7 +13,8 @@ export const invalidName: GraphRule<"invalid_name"> = {
   phase: 1,
   check(definition) {
     const found: Diagnostic[] = [];
-    for (const node of definition.nodes) {
+    for (let v = 0; v < definition.nodes.length; v++) {
+      const node = definition.nodes[v]!;
       let problem: string | null = null;
       let hint = RENAME;
       if (node.kind === "join") {

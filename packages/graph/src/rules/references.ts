@@ -29,10 +29,12 @@ export const unknownNode: GraphRule<"unknown_node"> = {
 
     const start = definition.start;
     if (start !== "" && !known(start)) report(start, "the start is", start, null);
-    for (const output of definition.outputs) {
+    for (let i = 0; i < definition.outputs.length; i++) {
+      const output = definition.outputs[i]!;
       if (!known(output)) report(output, "an output is", output, null);
     }
-    for (const node of definition.nodes) {
+    for (let v = 0; v < definition.nodes.length; v++) {
+      const node = definition.nodes[v]!;
       const { id, site } = node;
       if (node.scope !== null && !known(node.scope)) {
         report(node.scope, `the node ${q(id)} is in the body of`, id, site);
@@ -41,7 +43,8 @@ export const unknownNode: GraphRule<"unknown_node"> = {
         if (!known(node.entry)) report(node.entry, `the loop ${q(id)} has the entry`, id, site);
         if (!known(node.exit)) report(node.exit, `the loop ${q(id)} has the exit`, id, site);
       } else if (node.kind === "join") {
-        for (const source of node.sources) {
+        for (let i = 0; i < node.sources.length; i++) {
+          const source = node.sources[i]!;
           if (!known(source)) report(source, `the join ${q(id)} has the source`, id, site);
         }
         if (!known(node.target)) report(node.target, `the join ${q(id)} has the destination`, id, site);

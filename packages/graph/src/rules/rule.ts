@@ -50,7 +50,11 @@ export type GraphWarningId = (typeof GRAPH_WARNINGS)[number];
  */
 export type GraphPhase = 1 | 2 | 3 | 4;
 
-/** One small named check: pure, `(definition, index) → diagnostics`. */
+/**
+ * One small named check: pure, `(definition, index) → diagnostics`. Checks walk nodes, edges and join
+ * sources by index, not with `for…of`: they run once per run, mostly before V8 has optimized them, and
+ * there `for…of` allocates an iterator result per item.
+ */
 export interface GraphRule<Id extends GraphRuleId | GraphWarningId = GraphRuleId | GraphWarningId> {
   readonly id: Id;
   readonly phase: GraphPhase;
