@@ -622,10 +622,10 @@ describe.concurrent("icode workflow run: project workflows", SLOW, () => {
     const passed = ofType(rec.events, "node_completed").find((e) => e.node_id === "pass");
     expect(passed?.value).toEqual({ text: "", data: ["", "", ""] });
     expect((passed as unknown as { large_strings: unknown }).large_strings).toEqual([
-      { at: ["value", "text"], file: `strings/${sha(plain)}.txt` },
       { at: ["value", "data", 0], file: `strings/${sha(accented)}.txt` },
       { at: ["value", "data", 1], file: `strings/${sha(plain)}.txt` },
       { at: ["value", "data", 2], file: `strings/${sha(accented)}.txt` },
+      { at: ["value", "text"], file: `strings/${sha(plain)}.txt` },
     ]);
     // The final outputs file keeps them whole.
     expect(rec.outputs).toEqual([{ ...r.json.outputs[0] }]);

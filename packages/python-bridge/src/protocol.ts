@@ -495,5 +495,7 @@ function capturedOutput(value: unknown): CapturedOutput | null {
 
 function wireValue(value: unknown): WireValue | null {
   if (!isRecord(value) || typeof value.text !== "string" || !("data" in value)) return null;
-  return { text: value.text, data: value.data as JsonValue };
+  // Keys in code point order: the records write events holding this value as canonical JSON, which hands
+  // objects already in order to the native JSON.stringify (~3 µs per node of a chain).
+  return { data: value.data as JsonValue, text: value.text };
 }
