@@ -158,6 +158,21 @@ describe("targets", () => {
     close(find("engine RSS"), 1.05, true);
   });
 
+  test("cold commands are compared with the floors measured alongside them, when they were", () => {
+    const records = syntheticRecords().map((r) =>
+      r.id === "cli/validate/echo"
+        ? { ...r, alongside: { node_start_ms: 50, python_start_ms: 30 } } // 72 / 80
+        : r.id === "cli/list/many"
+          ? { ...r, alongside: { node_start_ms: 64, python_start_ms: 30 } } // 80 / 64
+          : r,
+    );
+    const { targets, annotations } = computeTargets(records, options);
+    const ratioOf = (part) => targets.find((t) => t.name.includes(part)).ratio;
+    assert.ok(Math.abs(ratioOf("validate cold") - 0.9) < 1e-9);
+    assert.ok(Math.abs(ratioOf("list over 1,000") - 1.25) < 1e-9);
+    assert.ok(annotations.some((a) => a.id === "cli/validate/echo" && /measured alongside/.test(a.text)));
+  });
+
   test("the large-value floor is scaled to the size of the value actually moved", () => {
     const { targets } = computeTargets(syntheticRecords(), { ...options, valueBytes: 8 * 2 ** 20 });
     const t = targets.find((x) => x.name.startsWith("16 MiB"));

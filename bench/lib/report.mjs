@@ -30,9 +30,11 @@ const HEADERS = [
 function againstFloor(r, floors) {
   if (r.status !== "ok") return "";
   const of = (value, floor, name) => (floor ? `${times(value / floor)} ${name}` : "");
-  if (r.id.startsWith("cli/validate/"))
-    return of(r.median_ms, floors.nodeStart + floors.pythonStart, "N+P start");
-  if (r.id.startsWith("cli/list/")) return of(r.median_ms, floors.nodeStart, "Node start");
+  // Cold commands: against the floors measured alongside them, when they were.
+  const nodeStart = r.alongside?.node_start_ms ?? floors.nodeStart;
+  const pythonStart = r.alongside?.python_start_ms ?? floors.pythonStart;
+  if (r.id.startsWith("cli/validate/")) return of(r.median_ms, nodeStart + pythonStart, "N+P start");
+  if (r.id.startsWith("cli/list/")) return of(r.median_ms, nodeStart, "Node start");
   if (!r.nodes) return "";
   const perNode = r.median_ms / r.nodes;
   if (r.shape === "value") return of(r.median_ms, floors.json, "JSON floor");

@@ -155,16 +155,29 @@ export function commands(ctx) {
     ];
   }
   const records = [];
+  // Each command runs in rounds with the two process floors, `node -e 0` and `python -c pass`, one process
+  // of each per round: the machine's speed drifts over minutes, so the floors a cold command is compared with
+  // are measured alongside it (`alongside` in its record), not only once at the start of the run.
+  const floorArgv = {
+    node: [process.execPath, "-e", "0"],
+    python: [ctx.python.executable, "-c", "pass"],
+  };
   const measure = (id, label, args, cwd, accept) => {
     ctx.log(`command: ${label}`);
     const argv = [process.execPath, ctx.cliBin, ...args];
-    const { runs } = runMeasured(ctx.python, {
-      argv,
-      cwd,
-      env,
-      reps: plan.commandReps + 1,
-      timeoutS: plan.boundS,
-    });
+    const once = (argv_, cwd_) =>
+      runMeasured(ctx.python, { argv: argv_, cwd: cwd_, env, timeoutS: plan.boundS }).runs[0];
+    const runs = [];
+    const beside = { node: [], python: [] };
+    for (let round = 0; round <= plan.commandReps; round++) {
+      const node = once(floorArgv.node, ctx.tmp);
+      const python = once(floorArgv.python, ctx.tmp);
+      const run = once(argv, cwd);
+      runs.push(run);
+      if (round === 0) continue; // the warm-up round (page cache, V8 code cache, compiled Python)
+      beside.node.push(node.wall_ms);
+      beside.python.push(python.wall_ms);
+    }
     for (const run of runs) {
       const problem = run.timed_out ? failure(run, plan.boundS) : accept(run);
       if (problem) {
@@ -179,7 +192,17 @@ export function commands(ctx) {
     }
     const measured = runs.slice(1);
     return record(
-      { id, group: "commands", label, subject: `icode ${args.join(" ")}`, peak_rss_kib: peakOf(measured) },
+      {
+        id,
+        group: "commands",
+        label,
+        subject: `icode ${args.join(" ")}`,
+        peak_rss_kib: peakOf(measured),
+        alongside: {
+          node_start_ms: median(beside.node),
+          python_start_ms: median(beside.python),
+        },
+      },
       measured.map((run) => run.wall_ms),
     );
   };
