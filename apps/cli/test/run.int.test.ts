@@ -4,8 +4,7 @@
  * outputs (default merge, join with combine, skipped outputs, loop, switch), and sessions (`-s`).
  * Every test spawns the built CLI with real Python and checks the run record on disk.
  */
-import { createHash } from "node:crypto";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import {
@@ -611,21 +610,23 @@ describe.concurrent("icode workflow run: project workflows", SLOW, () => {
     ]);
 
     const rec = recordOf(p, r.json);
-    // Two distinct strings, one file each, named by the SHA-256 of their UTF-8.
-    const files = readdirSync(join(rec.dir, "strings")).sort();
-    const sha = (text: string) => createHash("sha256").update(text, "utf8").digest("hex");
-    expect(files).toEqual([`${sha(accented)}.txt`, `${sha(plain)}.txt`].sort());
-    expect(readFileSync(join(rec.dir, "strings", `${sha(accented)}.txt`), "utf8")).toBe(accented);
+    // Two distinct strings, each stored once in the run's pack, whatever the number of events holding them.
+    const pack = readFileSync(join(rec.dir, "large-strings.utf8"));
+    expect(pack.length).toBe(Buffer.byteLength(accented) + Buffer.byteLength(plain));
     // Events name them instead of holding them: every line stays small.
     const lines = readFileSync(join(rec.dir, "events.jsonl"), "utf8").trim().split("\n");
     expect(Math.max(...lines.map((line) => line.length))).toBeLessThan(4_000);
     const passed = ofType(rec.events, "node_completed").find((e) => e.node_id === "pass");
     expect(passed?.value).toEqual({ text: "", data: ["", "", ""] });
-    expect((passed as unknown as { large_strings: unknown }).large_strings).toEqual([
-      { at: ["value", "data", 0], file: `strings/${sha(accented)}.txt` },
-      { at: ["value", "data", 1], file: `strings/${sha(plain)}.txt` },
-      { at: ["value", "data", 2], file: `strings/${sha(accented)}.txt` },
-      { at: ["value", "text"], file: `strings/${sha(plain)}.txt` },
+    const named = (passed as unknown as { large_strings: { at: unknown[]; offset: number; bytes: number }[] })
+      .large_strings;
+    expect(
+      named.map((entry) => [entry.at, pack.toString("utf8", entry.offset, entry.offset + entry.bytes)]),
+    ).toEqual([
+      [["value", "data", 0], accented],
+      [["value", "data", 1], plain],
+      [["value", "data", 2], accented],
+      [["value", "text"], plain],
     ]);
     // The final outputs file keeps them whole.
     expect(rec.outputs).toEqual([{ ...r.json.outputs[0] }]);

@@ -1,4 +1,4 @@
-import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -131,7 +131,7 @@ describe("large strings", () => {
     value,
   });
 
-  it("are stored once each in strings/, named from the line, and read back in place", () => {
+  it("are stored once each in large-strings.utf8, named from the line, and read back in place", () => {
     const path = join(dir, "events.jsonl");
     const a = big("a");
     const b = big("é€😀");
@@ -145,13 +145,18 @@ describe("large strings", () => {
     expect(lines.every((line) => line.length < 1_000)).toBe(true);
     const first = JSON.parse(lines[0]!);
     expect(first.value).toEqual({ text: "", data: { list: ["small", "", { deep: "" }], other: 1 } });
-    expect(first.large_strings.map((entry: { at: unknown }) => entry.at)).toEqual([
-      ["value", "text"],
-      ["value", "data", "list", 1],
-      ["value", "data", "list", 2, "deep"],
+    const aBytes = Buffer.byteLength(a);
+    const bBytes = Buffer.byteLength(b);
+    expect(first.large_strings).toEqual([
+      { at: ["value", "text"], offset: 0, bytes: aBytes },
+      { at: ["value", "data", "list", 1], offset: aBytes, bytes: bBytes },
+      { at: ["value", "data", "list", 2, "deep"], offset: 0, bytes: aBytes },
     ]);
-    // Two distinct strings, each in one file, whatever the number of places that hold them.
-    expect(readdirSync(join(dir, "strings")).sort()).toHaveLength(2);
+    expect(JSON.parse(lines[1]!).large_strings).toEqual([
+      { at: ["value", "data", 0], offset: aBytes, bytes: bBytes },
+    ]);
+    // Two distinct strings, each stored once, whatever the number of places that hold them.
+    expect(readFileSync(join(dir, "large-strings.utf8"), "utf8")).toBe(a + b);
     expect(value.text).toBe(a); // the caller's value is not changed
 
     const { events, warnings } = readEventLog(path);
@@ -160,19 +165,36 @@ describe("large strings", () => {
     expect(events[1]).toMatchObject({ value: { text: "small", data: [b] } });
   });
 
-  it("a line whose string file is missing is skipped with a warning", () => {
+  it("a log opened again appends its strings after the ones already stored", () => {
+    const path = join(dir, "events.jsonl");
+    const first = EventLog.create(path);
+    first.append(completed(0, { text: big("a"), data: null }));
+    first.close();
+    const again = EventLog.open(path);
+    again.append(completed(1, { text: big("b"), data: null }));
+    again.close();
+    const { events, warnings } = readEventLog(path);
+    expect(warnings).toEqual([]);
+    expect(events.map((e) => (e as { value: { text: string } }).value.text[0])).toEqual(["a", "b"]);
+  });
+
+  it("a line whose strings are missing is skipped with a warning", () => {
     const path = join(dir, "events.jsonl");
     const log = EventLog.create(path);
     log.append(completed(0, { text: big("x"), data: null }));
     log.append(ev(1));
     log.close();
-    rmSync(join(dir, "strings"), { recursive: true });
+    writeFileSync(join(dir, "large-strings.utf8"), "x".repeat(10)); // cut short
     const { events, warnings } = readEventLog(path);
     expect(events.map((e) => e.seq)).toEqual([1]);
-    expect(warnings[0]?.message).toMatch(/the large string strings\/[0-9a-f]{64}\.txt cannot be read/);
+    expect(warnings[0]?.message).toMatch(
+      /the large string at bytes 0–70000 of large-strings\.utf8 is missing/,
+    );
+    rmSync(join(dir, "large-strings.utf8"));
+    expect(readEventLog(path).warnings[0]?.message).toMatch(/large-strings\.utf8 cannot be read/);
   });
 
-  it("a large_strings entry that does not name a string file is refused", () => {
+  it("a large_strings entry that is not {at, offset, bytes} is refused", () => {
     const path = join(dir, "events.jsonl");
     const line = {
       ...completed(0, { text: "", data: null }),
@@ -181,6 +203,6 @@ describe("large strings", () => {
     writeFileSync(path, `${JSON.stringify(line)}\n`);
     const { events, warnings } = readEventLog(path);
     expect(events).toEqual([]);
-    expect(warnings[0]?.message).toMatch(/not \{at, file: "strings\/<sha256>\.txt"\}/);
+    expect(warnings[0]?.message).toMatch(/not \{at, offset, bytes\}/);
   });
 });

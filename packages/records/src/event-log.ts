@@ -1,11 +1,9 @@
-import { createHash } from "node:crypto";
+import { isUtf8 } from "node:buffer";
 import {
   closeSync,
-  existsSync,
   fstatSync,
   fsyncSync,
   ftruncateSync,
-  mkdirSync,
   openSync,
   readFileSync,
   readSync,
@@ -14,21 +12,105 @@ import {
 import { dirname, join } from "node:path";
 import { canonicalJson } from "@icode/canonical-json";
 import { blankStrings, findLargeStrings, placeString } from "@icode/workflow-graph";
-import { writeFileAtomic } from "./atomic";
 import { describeCause, recordsError, storageFailed } from "./codes";
 import { type EngineEvent, EngineEventSchema } from "./engine-events";
 import { FILES } from "./layout";
 
 /**
  * The field of an `events.jsonl` line that names the large strings (65,536 characters or more) cut out of
- * it: `[{ "at": [path from the event], "file": "strings/<sha256>.txt" }]`, each file the string's UTF-8.
- * A value that passes through many nodes is stored once, not in every event that carries it.
+ * it: `[{ "at": [path from the event], "offset": O, "bytes": B }]`, the string being bytes `O` to `O + B` of
+ * `large-strings.utf8` beside the log. A value that passes through many nodes is stored once, not in every
+ * event that carries it.
  */
 export const LARGE_STRINGS_FIELD = "large_strings";
-const STRING_FILE = /^strings\/[0-9a-f]{64}\.txt$/;
-/** Strings remembered as written, so that the same one is not hashed again (bounded: they stay in memory). */
+/** Strings remembered as stored, so that the same one is not stored again (bounded: they stay in memory). */
 const REMEMBERED_STRINGS = 64;
 const REMEMBERED_CHARS = 64 * 1024 * 1024;
+
+/**
+ * `large-strings.utf8`: the large strings of a log's events, each stored once, one after the other, appended
+ * before the line that names them. It is synced with the log (`sync`, `close`): one file and one `fsync` per
+ * run, however many strings. A failed write is cut back, so the strings named by lines stay readable.
+ */
+class StringPack {
+  readonly path: string;
+  #fd: number | null = null;
+  #size = 0;
+  /** Strings already stored, by content (a few: a long string's hash is its length). */
+  #stored = new Map<string, { offset: number; bytes: number }>();
+  #storedChars = 0;
+
+  constructor(path: string) {
+    this.path = path;
+  }
+
+  /** Where `text` is in the pack; stores it first when it is not there yet. Throws `storage_failed`. */
+  place(text: string): { offset: number; bytes: number } {
+    const known = this.#stored.get(text);
+    if (known !== undefined) return known;
+    const data = Buffer.from(text, "utf8");
+    const fd = this.#open();
+    let written = 0;
+    try {
+      while (written < data.length) written += writeSync(fd, data, written, data.length - written);
+    } catch (cause) {
+      if (written > 0) {
+        try {
+          ftruncateSync(fd, this.#size);
+        } catch {
+          this.#size = fstatSync(fd).size; // later strings go after the torn one; no line names it
+        }
+      }
+      throw storageFailed("a large string of an event", this.path, cause);
+    }
+    const place = { offset: this.#size, bytes: data.length };
+    this.#size += data.length;
+    if (this.#stored.size >= REMEMBERED_STRINGS || this.#storedChars + text.length > REMEMBERED_CHARS) {
+      this.#stored.clear();
+      this.#storedChars = 0;
+    }
+    this.#stored.set(text, place);
+    this.#storedChars += text.length;
+    return place;
+  }
+
+  #open(): number {
+    if (this.#fd !== null) return this.#fd;
+    try {
+      const fd = openSync(this.path, "a", 0o644);
+      this.#size = fstatSync(fd).size;
+      this.#fd = fd;
+      return fd;
+    } catch (cause) {
+      throw storageFailed("the large strings of the event log", this.path, cause);
+    }
+  }
+
+  sync(): void {
+    if (this.#fd === null) return;
+    try {
+      fsyncSync(this.#fd);
+    } catch (cause) {
+      throw storageFailed("the large strings of the event log", this.path, cause);
+    }
+  }
+
+  close(): void {
+    const fd = this.#fd;
+    this.#fd = null;
+    this.#stored.clear();
+    if (fd === null) return;
+    try {
+      fsyncSync(fd);
+    } catch (cause) {
+      throw storageFailed("the large strings of the event log", this.path, cause);
+    } finally {
+      try {
+        closeSync(fd);
+      } catch {}
+    }
+  }
+}
 
 /**
  * `events.jsonl`, written: one canonical JSON event per line, appended with one `write` per line on a file
@@ -48,15 +130,15 @@ export class EventLog {
   #scheduled = false;
   /** A failed deferred write: every later append throws it. */
   #failure: unknown = null;
-  /** Large strings already in `strings/`, by content: text → file. */
-  #stringFiles = new Map<string, string>();
-  #stringChars = 0;
+  /** Where the large strings of the events go. */
+  readonly #strings: StringPack;
 
   private constructor(path: string, fd: number, size: number, torn: boolean) {
     this.path = path;
     this.#fd = fd;
     this.#size = size;
     this.#torn = torn;
+    this.#strings = new StringPack(join(dirname(path), FILES.strings));
   }
 
   /** Creates a new, empty log; fails if the file exists. */
@@ -153,34 +235,14 @@ export class EventLog {
     }
   }
 
-  /** The event with its large strings written to files of their own and named in `large_strings`. */
+  /** The event with its large strings stored in the pack and named in `large_strings`. */
   #withoutLargeStrings(value: unknown, found: ReturnType<typeof findLargeStrings>): unknown {
     const line = blankStrings(
       value,
       found.map((string) => string.path),
     ) as Record<string, unknown>;
-    line[LARGE_STRINGS_FIELD] = found.map(({ path, text }) => ({ at: path, file: this.#stringFile(text) }));
+    line[LARGE_STRINGS_FIELD] = found.map(({ path, text }) => ({ at: path, ...this.#strings.place(text) }));
     return line;
-  }
-
-  /** Writes `strings/<sha256>.txt` once per string (atomically: a line never names a partial file). */
-  #stringFile(text: string): string {
-    const known = this.#stringFiles.get(text);
-    if (known !== undefined) return known;
-    const bytes = Buffer.from(text, "utf8");
-    const file = `${FILES.strings}/${createHash("sha256").update(bytes).digest("hex")}.txt`;
-    const path = join(dirname(this.path), file);
-    if (!existsSync(path)) {
-      mkdirSync(dirname(path), { recursive: true });
-      writeFileAtomic(path, bytes, "a large string of an event");
-    }
-    if (this.#stringFiles.size >= REMEMBERED_STRINGS || this.#stringChars + text.length > REMEMBERED_CHARS) {
-      this.#stringFiles.clear();
-      this.#stringChars = 0;
-    }
-    this.#stringFiles.set(text, file);
-    this.#stringChars += text.length;
-    return file;
   }
 
   /** Writes whole lines (joined with newlines, without the last one). */
@@ -201,10 +263,11 @@ export class EventLog {
     this.#torn = false;
   }
 
-  /** Forces written events to disk. */
+  /** Forces written events (and their large strings) to disk. */
   sync(): void {
     if (this.#fd === null) return;
     this.flushPending();
+    this.#strings.sync();
     try {
       fsyncSync(this.#fd);
     } catch (cause) {
@@ -223,7 +286,11 @@ export class EventLog {
       failure = error;
     }
     this.#fd = null;
-    this.#stringFiles.clear();
+    try {
+      this.#strings.close();
+    } catch (error) {
+      failure ??= error;
+    }
     try {
       fsyncSync(fd);
     } catch (cause) {
@@ -285,6 +352,19 @@ export function readEventLog(path: string): ReadEventsResult {
   }
   const lines = text.split("\n");
   const last = lines.length - 1;
+  // The large strings' pack, read when a line names one; a string says why it cannot be read.
+  let packData: Buffer | string | null = null;
+  const pack = (): Buffer | string => {
+    if (packData === null) {
+      const packPath = join(dirname(path), FILES.strings);
+      try {
+        packData = readFileSync(packPath);
+      } catch (cause) {
+        packData = `the large strings in ${packPath} cannot be read (${describeCause(cause)})`;
+      }
+    }
+    return packData;
+  };
   const events: EngineEvent[] = [];
   const raw: Record<string, unknown>[] = [];
   const warnings: EventLogWarning[] = [];
@@ -304,7 +384,7 @@ export function readEventLog(path: string): ReadEventsResult {
       });
       continue;
     }
-    const missing = restoreLargeStrings(value, dirname(path));
+    const missing = restoreLargeStrings(value, pack);
     if (missing !== null) {
       warnings.push({ line: i + 1, message: `${path}:${i + 1}: ${missing}; skipped.` });
       continue;
@@ -325,28 +405,30 @@ export function readEventLog(path: string): ReadEventsResult {
 }
 
 /** Puts the strings a line's `large_strings` names back in their places; a problem, or `null` when done. */
-function restoreLargeStrings(line: unknown, dir: string): string | null {
+function restoreLargeStrings(line: unknown, pack: () => Buffer | string): string | null {
   if (typeof line !== "object" || line === null || !Object.hasOwn(line, LARGE_STRINGS_FIELD)) return null;
   const record = line as Record<string, unknown>;
   const entries = record[LARGE_STRINGS_FIELD];
   delete record[LARGE_STRINGS_FIELD];
   if (!Array.isArray(entries)) return `"${LARGE_STRINGS_FIELD}" is not a list`;
   for (const entry of entries) {
-    const { at, file } = (typeof entry === "object" && entry !== null ? entry : {}) as Record<
+    const { at, offset, bytes } = (typeof entry === "object" && entry !== null ? entry : {}) as Record<
       string,
       unknown
     >;
-    if (typeof file !== "string" || !STRING_FILE.test(file) || !Array.isArray(at)) {
-      return `"${LARGE_STRINGS_FIELD}" holds an entry that is not {at, file: "strings/<sha256>.txt"}`;
+    if (!Array.isArray(at) || !Number.isSafeInteger(offset) || !Number.isSafeInteger(bytes)) {
+      return `"${LARGE_STRINGS_FIELD}" holds an entry that is not {at, offset, bytes}`;
     }
-    let text: string;
-    try {
-      text = readFileSync(join(dir, file), "utf8");
-    } catch (cause) {
-      return `the large string ${file} cannot be read (${describeCause(cause)})`;
+    const data = pack();
+    if (typeof data === "string") return data;
+    const start = offset as number;
+    const end = start + (bytes as number);
+    if (start < 0 || end < start || end > data.length || !isUtf8(data.subarray(start, end))) {
+      return `the large string at bytes ${start}–${end} of ${FILES.strings} is missing or not UTF-8`;
     }
-    if (!placeString(record, at, text))
-      return `the large string ${file} has no place ${JSON.stringify(at)} in the event`;
+    if (!placeString(record, at, data.toString("utf8", start, end))) {
+      return `the large string at bytes ${start}–${end} of ${FILES.strings} has no place ${JSON.stringify(at)} in the event`;
+    }
   }
   return null;
 }

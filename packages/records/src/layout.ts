@@ -10,7 +10,7 @@ import { join } from "node:path";
  * <chrysHome>/sessions/<session_id>/workflows/<run_id>/{run,definition,environment,input}.json
  *                                                     /source/…  events.jsonl  outputs.json  output.json
  *                                                     /nodes/<activation>.<attempt>.diagnostics.<hash8>.json
- *                                                     /strings/<sha256>.txt
+ *                                                     large-strings.utf8
  * ```
  */
 export const FILES = {
@@ -25,8 +25,8 @@ export const FILES = {
   outputs: "outputs.json",
   output: "output.json",
   nodes: "nodes",
-  /** Large strings of events, one file each (`strings/<sha256>.txt`, see `LARGE_STRINGS_FIELD`). */
-  strings: "strings",
+  /** The large strings of the events, each stored once (see `LARGE_STRINGS_FIELD`). */
+  strings: "large-strings.utf8",
 } as const;
 
 export function sessionsDir(chrysHome: string): string {
