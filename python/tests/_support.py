@@ -14,6 +14,8 @@ from chrys.workflows import WorkflowValue
 from chrys.workflows._errors import WorkflowDefinitionError
 
 SDK_DIR = os.path.dirname(os.path.abspath(chrys.workflows.__file__))
+SDK_ROOT = os.path.dirname(os.path.dirname(SDK_DIR))
+"""The folder holding ``chrys/``."""
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 HAS_COLUMNS = sys.version_info >= (3, 11)
 
@@ -84,3 +86,22 @@ class RuleTestCase(unittest.TestCase):
         if says is not None:
             self.assertIn(says, str(error))
         return error
+
+
+def start_runtime(test: unittest.TestCase, workflow: Any, channel: Any) -> Any:
+    """An in-process worker runtime for a built ``workflow``, answering on ``channel``, with an event loop of
+    its own (``runtime.loop``, closed when ``test`` ends). The test files are the author's files."""
+    import asyncio
+
+    from chrys.workflows import _tracebacks as tb
+    from chrys.workflows._runtime import Runtime
+
+    runtime = Runtime(
+        channel,
+        workflow.definition.to_manifest(),
+        dict(workflow._callables),
+        tb.UserFiles(SDK_ROOT, os.path.dirname(os.path.abspath(__file__))),
+    )
+    runtime.loop = asyncio.new_event_loop()
+    test.addCleanup(runtime.loop.close)
+    return runtime

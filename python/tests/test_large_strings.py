@@ -17,15 +17,13 @@ import unittest
 from typing import Any, Dict, List, Optional, Tuple
 from unittest import mock
 
-import chrys.workflows
 from chrys.workflows import WorkflowBuilder, WorkflowValue
 from chrys.workflows import _protocol as proto
-from chrys.workflows import _tracebacks as tb
 from chrys.workflows._errors import ValueNotSerializable, ValueTooLarge
-from chrys.workflows._runtime import Runtime
 from chrys.workflows._values import LARGE_STRING_CHARS, MAX_STRING_CHARS, check_value, check_value_strings
 
-SDK_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(chrys.workflows.__file__))))
+from ._support import start_runtime
+
 
 ASCII = "a" * LARGE_STRING_CHARS
 """The shortest large string: 65,536 characters, as many bytes."""
@@ -769,15 +767,8 @@ class RuntimeAnswersTest(unittest.TestCase):
         wf.output(first)
         workflow = wf.build()
         self.channel = EngineChannel()
-        self.runtime = Runtime(
-            self.channel,
-            workflow.definition.to_manifest(),
-            dict(workflow._callables),
-            tb.UserFiles(SDK_ROOT, os.path.dirname(__file__)),
-        )
-        self.loop = asyncio.new_event_loop()
-        self.runtime.loop = self.loop
-        self.addCleanup(self.loop.close)
+        self.runtime = start_runtime(self, workflow, self.channel)
+        self.loop = self.runtime.loop
 
     def result(self, message: Dict[str, Any]) -> Dict[str, Any]:
         async def wait() -> None:

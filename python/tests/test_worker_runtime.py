@@ -21,9 +21,9 @@ from chrys.workflows import NodeContext, WorkflowBuilder, WorkflowValue
 from chrys.workflows import _runtime
 from chrys.workflows import _tracebacks as tb
 from chrys.workflows._capture import RoutedStream
-from chrys.workflows._runtime import Runtime, _as_bool
+from chrys.workflows._runtime import _as_bool
 
-SDK_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(chrys.workflows.__file__))))
+from ._support import SDK_ROOT, start_runtime
 
 
 class ListChannel:
@@ -78,15 +78,8 @@ class RuntimeCase(unittest.TestCase):
         wf.output(first)
         workflow = wf.build()
         self.channel = ListChannel()
-        self.runtime = Runtime(
-            self.channel,
-            workflow.definition.to_manifest(),
-            dict(workflow._callables),
-            tb.UserFiles(SDK_ROOT, os.path.dirname(__file__)),
-        )
-        self.loop = asyncio.new_event_loop()
-        self.runtime.loop = self.loop
-        self.addCleanup(self.loop.close)
+        self.runtime = start_runtime(self, workflow, self.channel)
+        self.loop = self.runtime.loop
 
     def run_until(self, check: Callable[[], bool], timeout: float = 5.0) -> None:
         async def wait() -> None:

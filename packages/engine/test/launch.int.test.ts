@@ -187,19 +187,7 @@ describe("starting a pyenv shim", () => {
   it("validates, trusts and runs through the binary the shim chose, running the shim once", async () => {
     const s = setup();
     writeTree(s.cwd, {
-      ".chrys/workflows/echo.py": `from chrys.workflows import WorkflowBuilder, WorkflowValue
-
-
-def echo(value: WorkflowValue) -> WorkflowValue:
-    return value
-
-
-wf = WorkflowBuilder("Echo")
-node = wf.python("echo", echo)
-wf.start(node)
-wf.output(node)
-workflow = wf.build()
-`,
+      ".chrys/workflows/echo.py": ECHO,
     });
     const env = {
       ...s.env,
