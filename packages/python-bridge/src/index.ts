@@ -64,7 +64,9 @@ export {
   WireValueSchema,
 } from "./protocol";
 export { sdkDigest, sdkRoot, workerScript } from "./sdk";
+export { SpawnedWorker, type SpawnWorkerOptions, spawnWorker } from "./spawn";
 export {
+  adoptWorker,
   type InvokeOptions,
   type InvokeOutcome,
   type InvokeRequest,

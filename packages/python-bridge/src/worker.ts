@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { EventEmitter } from "node:events";
 import { readFileSync } from "node:fs";
 import { dirname, resolve, sep } from "node:path";
@@ -29,7 +29,7 @@ import {
   successOutcome,
   type ToWorkerMessage,
 } from "./protocol";
-import { sdkRoot as defaultSdkRoot, workerScript } from "./sdk";
+import { type SpawnedWorker, type SpawnWorkerOptions, spawnWorker } from "./spawn";
 import { SharedStrings } from "./strings";
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
@@ -41,25 +41,9 @@ export type InvokeOutcome = ResultOutcome;
 /** What `load` resolves to: a `load_result` message without `type` and `id`. */
 export type LoadResult = DistributiveOmit<z.infer<typeof LoadResultMessageSchema>, "type" | "id">;
 
-export interface StartWorkerOptions {
-  /** The interpreter to spawn, directly (no shell). Prefer the real binary (`hello.python.executable`). */
-  python: string;
-  /** The workspace: the worker's working directory, against which nodes resolve relative paths. */
-  cwd: string;
-  /** The engine's bytecode folder, passed as `PYTHONPYCACHEPREFIX`. */
-  cacheDir: string;
-  /** The environment of the worker (default `process.env`); `PYTHONPYCACHEPREFIX` is set on top. */
-  env?: NodeJS.ProcessEnv;
+export interface StartWorkerOptions extends SpawnWorkerOptions {
   /** How long to wait for `hello` (default 30 s). */
   startTimeoutMs?: number;
-  /** The folder holding `chrys/` (default `sdkRoot()`). */
-  sdkRoot?: string;
-  /**
-   * The worker will only load a workflow and be closed (validation): it then does not prepare for calls
-   * while the load result is read, which would hold up its exit. It still answers calls, preparing at the
-   * first. Default `false`.
-   */
-  loadOnly?: boolean;
 }
 
 export interface InvokeOptions {
@@ -149,38 +133,24 @@ interface PendingLoad {
  * `worker_failed` (carrying the stderr text) when the binary cannot be spawned, exits early, does not answer
  * within `startTimeoutMs`, speaks another protocol, or ignores `PYTHONPYCACHEPREFIX` (`-E`/`-I`).
  */
-export async function startWorker(options: StartWorkerOptions): Promise<PythonWorker> {
-  const root = options.sdkRoot ?? defaultSdkRoot();
-  const cacheDir = resolve(options.cacheDir);
-  const env: NodeJS.ProcessEnv = { ...(options.env ?? process.env), PYTHONPYCACHEPREFIX: cacheDir };
-  // The prefix is the engine's own folder, never beside user files: compiled files are always kept there.
-  // With PYTHONDONTWRITEBYTECODE set, Python would recompile the whole standard library on every start,
-  // because the prefix hides the interpreter's own __pycache__ folders (≈ 0.3 s per worker).
-  delete env.PYTHONDONTWRITEBYTECODE;
-  let child: ChildProcess;
-  try {
-    child = spawn(options.python, [workerScript(root), ...(options.loadOnly ? ["--load-only"] : [])], {
-      cwd: options.cwd,
-      env,
-      stdio: ["ignore", "pipe", "pipe", "pipe", "pipe"],
-      windowsHide: true,
-    });
-  } catch (error) {
-    throw new WorkflowError(
-      "worker_failed",
-      `cannot start the Python worker ${options.python}: ${describe(error)}`,
-      {
-        cause: error,
-      },
-    );
-  }
-  const worker = new PythonWorker(child, options.python);
-  const hello = await worker.started(options.startTimeoutMs ?? 30_000);
-  if (hello.pycache_prefix === null || resolve(options.cwd, hello.pycache_prefix) !== cacheDir) {
+export function startWorker(options: StartWorkerOptions): Promise<PythonWorker> {
+  return adoptWorker(spawnWorker(options), options.startTimeoutMs);
+}
+
+/**
+ * Takes over a process from `spawnWorker` (started earlier, possibly by code that loaded nothing else) and
+ * resolves once it said `hello`, as `startWorker` does; its messages so far are waiting in the pipes. Rejects
+ * as `startWorker` does, also when the process already ended.
+ */
+export async function adoptWorker(spawned: SpawnedWorker, startTimeoutMs = 30_000): Promise<PythonWorker> {
+  const worker = new PythonWorker(spawned);
+  const hello = await worker.started(startTimeoutMs);
+  const { cwd, cacheDir } = spawned.options;
+  if (hello.pycache_prefix === null || resolve(cwd, hello.pycache_prefix) !== cacheDir) {
     await worker.close();
     throw new WorkflowError(
       "worker_failed",
-      `the Python interpreter ${options.python} ignores PYTHONPYCACHEPREFIX (sys.pycache_prefix is ` +
+      `the Python interpreter ${spawned.python} ignores PYTHONPYCACHEPREFIX (sys.pycache_prefix is ` +
         `${JSON.stringify(hello.pycache_prefix)}), so it would write __pycache__ folders beside the workflow's files`,
       {
         hint: "do not start Python with -E or -I (for example in a wrapper script); point at the interpreter itself",
@@ -203,6 +173,7 @@ export class PythonWorker extends EventEmitter<PythonWorkerEvents> {
   leakedThreads = 0;
 
   private readonly child: ChildProcess;
+  private readonly python: string;
   private readonly input: Writable;
   private readonly splitter = new LineSplitter(LIMITS.messageBytes);
   /** Large strings this worker and the engine hold in common (values cross the pipe once). */
@@ -231,13 +202,12 @@ export class PythonWorker extends EventEmitter<PythonWorkerEvents> {
   /** Collects stderr while a timed-out load dumps its stacks. */
   private dump: string[] | null = null;
 
-  /** @internal use `startWorker` */
-  constructor(
-    child: ChildProcess,
-    private readonly python: string,
-  ) {
+  /** @internal use `startWorker` or `adoptWorker` */
+  constructor(spawned: SpawnedWorker) {
     super();
+    const child = spawned.claim();
     this.child = child;
+    this.python = spawned.python;
     this.exited = new Promise((done) => {
       this.resolveExited = done;
     });
@@ -256,6 +226,13 @@ export class PythonWorker extends EventEmitter<PythonWorkerEvents> {
       this.exited_({ code: null, signal: null });
     });
     child.on("exit", (code, signal) => this.exited_({ code, signal }));
+    // Adopted after it ended: its events came before these listeners.
+    if (spawned.error !== null) {
+      this.spawnError = spawned.error;
+      this.exited_({ code: null, signal: null });
+    } else if (child.exitCode !== null || child.signalCode !== null) {
+      this.exited_({ code: child.exitCode, signal: child.signalCode });
+    }
   }
 
   /** The worker's process ID. */
