@@ -29,5 +29,6 @@ export {
   RunReportSchema,
 } from "./run/report";
 export type { ActiveRun, RunEvents, RunNotice, RunRequest } from "./run/run-workflow";
+export { type PrestartedValidation, prestartValidation } from "./validate/prestart";
 export { type ValidateReport, ValidateReportSchema } from "./validate/report";
 export { type ValidateOptions, validateWorkflowFor } from "./validate/validate";

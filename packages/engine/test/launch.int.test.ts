@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { ECHO_WORKFLOW as ECHO, tmpDir, writeTree } from "@icode/test-utils";
 import { describe, expect, it } from "vitest";
 import { createEngine, validateWorkflowFor } from "../src/index";
-import { launchFor } from "../src/validate/launch";
+import { knownLaunch, launchFor } from "../src/validate/launch";
 
 /** The real interpreter the stand-in versions link to. */
 const PYTHON = execFileSync("python3", ["-c", "import sys; print(sys.executable)"]).toString().trim();
@@ -209,6 +209,76 @@ describe("starting a pyenv shim", () => {
     expect(run).toMatchObject({ status: "finished", outcome: "completed" });
     expect(s.runs()).toBe(1);
     await engine.close();
+  });
+});
+
+describe("knownLaunch: the launch when no probe is needed", () => {
+  it("is the command itself for an interpreter that is not a pyenv shim", () => {
+    const cacheDir = join(tmpDir("icode-home-"), "cache", "interpreters");
+    const env = { ...process.env };
+    expect(knownLaunch(PYTHON, { env, cwd: tmpDir(), cacheDir })).toEqual({ command: PYTHON, env });
+    const missing = join(tmpDir(), "no-such-python");
+    expect(knownLaunch(missing, { env, cwd: tmpDir(), cacheDir })).toEqual({ command: missing, env });
+    expect(existsSync(cacheDir)).toBe(false);
+  });
+
+  it("is null for a shim not probed yet, without running it", () => {
+    const s = setup();
+    expect(knownLaunch(s.shim, { env: s.env, cwd: s.cwd, cacheDir: s.cacheDir })).toBeNull();
+    expect(s.runs()).toBe(0);
+  });
+
+  it("is what launchFor found once the shim was probed, without running it again", async () => {
+    const s = setup();
+    const probed = await s.launch();
+    expect(probed.command).toBe(join(s.root, "versions", "3.0.1", "bin", "python3"));
+    expect(knownLaunch(s.shim, { env: s.env, cwd: s.cwd, cacheDir: s.cacheDir })).toEqual(probed);
+    expect(s.runs()).toBe(1);
+    // A decision that no longer holds (pyenv local) needs a probe again.
+    writeFileSync(join(s.cwd, ".python-version"), "3.0.2\n");
+    expect(knownLaunch(s.shim, { env: s.env, cwd: s.cwd, cacheDir: s.cacheDir })).toBeNull();
+    // Another working folder is another entry.
+    expect(knownLaunch(s.shim, { env: s.env, cwd: tmpDir(), cacheDir: s.cacheDir })).toBeNull();
+    expect(s.runs()).toBe(1);
+  });
+
+  it("is null, not a throw, for a cache entry that is corrupt or of the wrong types", async () => {
+    const s = setup();
+    await s.launch();
+    const [entry] = readdirSync(s.cacheDir);
+    const file = join(s.cacheDir, entry!);
+    const good = JSON.parse(readFileSync(file, "utf8"));
+    const broken = [
+      "",
+      "not json",
+      "null",
+      "[]",
+      '"text"',
+      "7",
+      JSON.stringify({ ...good, version: 2 }),
+      JSON.stringify({ ...good, version: "1" }),
+      JSON.stringify({ ...good, shim: null }),
+      JSON.stringify({ ...good, executable: 7 }),
+      JSON.stringify({ ...good, envChanges: null }),
+      JSON.stringify({ ...good, envChanges: ["PATH"] }),
+      JSON.stringify({ ...good, envChanges: { PATH: 1 } }),
+      JSON.stringify({ ...good, stamps: null }),
+      JSON.stringify({ ...good, stamps: ["a"] }),
+      JSON.stringify({ ...good, stamps: { "/": 1 } }),
+      JSON.stringify({ ...good, shim: "/somewhere/else/python3" }),
+    ];
+    for (const text of broken) {
+      writeFileSync(file, text, { mode: 0o600 });
+      expect([text, knownLaunch(s.shim, { env: s.env, cwd: s.cwd, cacheDir: s.cacheDir })]).toEqual([
+        text,
+        null,
+      ]);
+    }
+    expect(s.runs()).toBe(1);
+    writeFileSync(file, JSON.stringify(good), { mode: 0o600 });
+    expect(knownLaunch(s.shim, { env: s.env, cwd: s.cwd, cacheDir: s.cacheDir })?.command).toBe(
+      good.executable,
+    );
   });
 });
 

@@ -12,7 +12,6 @@ import {
 } from "node:fs";
 import { mkdir, rename, unlink, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { z } from "zod";
 
 /** How to start an interpreter: the file to spawn and its environment. */
 export interface Launch {
@@ -33,17 +32,37 @@ export interface LaunchOptions {
   probeTimeoutMs?: number;
 }
 
-/** What is kept for one shim, working folder and environment. */
-const EntrySchema = z.object({
-  version: z.literal(1),
-  shim: z.string(),
-  executable: z.string(),
+/**
+ * What is kept for one shim, working folder and environment. Checked by hand (`isEntry`), not with a zod
+ * schema: this module also runs in the CLI's first file, before zod is loaded (see ./prestart).
+ */
+interface Entry {
+  version: 1;
+  shim: string;
+  executable: string;
   /** Variables the shim sets (`null`: removes) before it runs `executable`. */
-  envChanges: z.record(z.string(), z.string().nullable()),
+  envChanges: Record<string, string | null>;
   /** `path → stamp` of every file the decision depends on. */
-  stamps: z.record(z.string(), z.string()),
-});
-type Entry = z.infer<typeof EntrySchema>;
+  stamps: Record<string, string>;
+}
+
+function isEntry(value: unknown): value is Entry {
+  if (!isPlainObject(value)) return false;
+  const { version, shim, executable, envChanges, stamps } = value;
+  return (
+    version === 1 &&
+    typeof shim === "string" &&
+    typeof executable === "string" &&
+    isPlainObject(envChanges) &&
+    Object.values(envChanges).every((v) => typeof v === "string" || v === null) &&
+    isPlainObject(stamps) &&
+    Object.values(stamps).every((v) => typeof v === "string")
+  );
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
 
 const MARKER = "@@icode-launch@@";
 
@@ -84,17 +103,25 @@ function decisive(name: string): boolean {
  * shims (asdf, mise, a script of the user's) are always started as they are: what they depend on is unknown.
  */
 export function launchFor(command: string, options: LaunchOptions): Promise<Launch> {
-  const direct: Launch = { command, env: options.env };
-  if (!isPyenvShim(command)) return Promise.resolve(direct);
-  // Synchronous up to here and on a cache hit (a few small reads and stats, no trip through libuv's thread
-  // pool): the engine starts Python before its other work (see `startDefaultEarly`), and on a hit it is then
-  // spawned before that work's first I/O comes back.
+  const known = knownLaunch(command, options);
+  if (known !== null) return Promise.resolve(known);
   const file = path.join(options.cacheDir, `${keyOf(command, options)}.json`);
-  const cached = readEntry(file);
+  return probeAndKeep(command, options, file, { command, env: options.env });
+}
+
+/**
+ * `launchFor` when it needs no probe (not a pyenv shim, or a shim kept in the cache), else `null`.
+ * Synchronous (a few small reads and stats, no trip through libuv's thread pool): Python is started before
+ * the engine's other work (see `startDefaultEarly` and ./prestart), and is then spawned before that work's
+ * first I/O comes back.
+ */
+export function knownLaunch(command: string, options: LaunchOptions): Launch | null {
+  if (!isPyenvShim(command)) return { command, env: options.env };
+  const cached = readEntry(path.join(options.cacheDir, `${keyOf(command, options)}.json`));
   if (cached !== null && cached.shim === command && stampsHold(cached.stamps)) {
-    return Promise.resolve({ command: cached.executable, env: applyChanges(options.env, cached.envChanges) });
+    return { command: cached.executable, env: applyChanges(options.env, cached.envChanges) };
   }
-  return probeAndKeep(command, options, file, direct);
+  return null;
 }
 
 /** Runs the shim with the probe and keeps what it found in `file`; `direct` when the probe failed. */
@@ -275,8 +302,8 @@ function readEntry(file: string): Entry | null {
     if (!st.isFile() || (uid !== undefined && st.uid !== uid && st.uid !== 0) || (st.mode & 0o022) !== 0) {
       return null;
     }
-    const parsed = EntrySchema.safeParse(JSON.parse(readFileSync(fd, "utf8")));
-    return parsed.success ? parsed.data : null;
+    const entry: unknown = JSON.parse(readFileSync(fd, "utf8"));
+    return isEntry(entry) ? entry : null;
   } catch {
     return null;
   } finally {

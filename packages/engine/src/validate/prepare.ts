@@ -1,5 +1,5 @@
-import { dirname, join } from "node:path";
-import { type PythonWorker, startWorker } from "@icode/python-bridge";
+import { dirname, resolve } from "node:path";
+import { adoptWorker, type PythonWorker, startWorker } from "@icode/python-bridge";
 import {
   checkEnvironment,
   defaultInterpreter,
@@ -14,6 +14,7 @@ import { checkBindings } from "../bindings";
 import type { EngineContext } from "../context";
 import { launchFor } from "./launch";
 import type { ReportBuilder } from "./pipeline";
+import { interpretersCacheDir, type PrestartedValidation } from "./prestart";
 
 /** The load-and-build limit of the spec: 60 seconds. */
 export const LOAD_TIMEOUT_MS = 60_000;
@@ -254,7 +255,7 @@ async function startInterpreter(
   const launch = await launchFor(command, {
     env: ctx.env,
     cwd: workdir,
-    cacheDir: join(ctx.chrysHome, "cache", "interpreters"),
+    cacheDir: interpretersCacheDir(ctx.chrysHome),
   });
   return startWorker({
     python: launch.command,
@@ -273,18 +274,40 @@ export interface EarlyWorker {
   discard(): null;
 }
 
-/** Starts the default interpreter's worker, if there is a default interpreter. */
-export function startDefaultEarly(ctx: EngineContext, workdir: string, loadOnly = false): EarlyWorker {
+/**
+ * Starts the default interpreter's worker, if there is a default interpreter; or adopts `prestarted`, the
+ * same worker started before the engine was loaded, when it was started as this call would start it.
+ */
+export function startDefaultEarly(
+  ctx: EngineContext,
+  workdir: string,
+  loadOnly = false,
+  prestarted?: PrestartedValidation,
+): EarlyWorker {
   const chosen = defaultInterpreter({ env: ctx.env });
-  if (!chosen.ok) return { take: async () => null, discard: () => null };
-  const started = startInterpreter(chosen.interpreter.command, ctx, workdir, loadOnly);
+  if (!chosen.ok) {
+    prestarted?.process.discard();
+    return { take: async () => null, discard: () => null };
+  }
+  const command = chosen.interpreter.command;
+  const fits =
+    prestarted !== undefined &&
+    prestarted.interpreter === command &&
+    prestarted.process.options.cwd === resolve(workdir) &&
+    prestarted.process.options.cacheDir === resolve(ctx.pycacheDir) &&
+    prestarted.process.options.loadOnly === loadOnly;
+  if (!fits) prestarted?.process.discard();
+  const started =
+    fits && prestarted !== undefined
+      ? adoptWorker(prestarted.process)
+      : startInterpreter(command, ctx, workdir, loadOnly);
   started.catch(() => undefined); // a failed start is reported if the worker is taken
   const discard = (): null => {
     void started.then((worker) => worker.close()).catch(() => undefined);
     return null;
   };
   return {
-    take: async (command) => (command === chosen.interpreter.command ? started : discard()),
+    take: async (taken) => (taken === command ? started : discard()),
     discard,
   };
 }

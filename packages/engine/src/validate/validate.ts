@@ -2,12 +2,18 @@ import { resolveTarget } from "@icode/workflow-discovery";
 import { type EngineContext, type EngineOptions, engineContext } from "../context";
 import { ReportBuilder } from "./pipeline";
 import { prepareWorkflow, startDefaultEarly } from "./prepare";
+import type { PrestartedValidation } from "./prestart";
 import type { ValidateReport } from "./report";
 
 export interface ValidateOptions {
   signal?: AbortSignal;
   /** Overrides the 60-second load-and-build limit (tests). */
   loadTimeoutMs?: number;
+  /**
+   * The worker `prestartValidation` started with the same engine options, to use instead of starting one.
+   * Adopted when it fits (the workflow uses the default interpreter), else ended.
+   */
+  prestarted?: PrestartedValidation;
 }
 
 /**
@@ -22,7 +28,7 @@ export async function validateWorkflow(
   const report = new ReportBuilder(path);
   // Python takes longer to start than the stages before `environment` take to run: start it first. It only
   // loads: validation closes it right after.
-  const early = startDefaultEarly(ctx, ctx.cwd, true);
+  const early = startDefaultEarly(ctx, ctx.cwd, true, options.prestarted);
   let resolved: Awaited<ReturnType<typeof resolveTarget>>;
   try {
     resolved = await resolveTarget(path, {
