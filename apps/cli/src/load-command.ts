@@ -15,10 +15,17 @@ import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Script } from "node:vm";
+import type { PrestartedValidation } from "@icode/workflow-engine";
 import type { CliIo } from "./io";
 
 export interface Command {
-  run(argv: string[], io: CliIo, signal: AbortSignal): Promise<number>;
+  /** `prestarted`: for `workflow validate`, the worker started before the command was loaded (see ./prestart). */
+  run(
+    argv: string[],
+    io: CliIo,
+    signal: AbortSignal,
+    prestarted?: PrestartedValidation | null,
+  ): Promise<number>;
 }
 
 export type CommandName = "workflow-list" | "workflow-validate" | "workflow-run" | "trajectory-export";

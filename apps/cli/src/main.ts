@@ -62,9 +62,12 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     controller.abort(new Error("interrupted"));
   };
   process.on("SIGINT", onSigint);
+  // Started before the command's bundle is loaded, so that Python starts while Node compiles it.
+  const prestarted =
+    commandName === "workflow-validate" ? (await import("./prestart")).prestartValidate(rest, io) : null;
   try {
     const command = await loadCommand(commandName);
-    const code = await command.run(rest, io, controller.signal);
+    const code = await command.run(rest, io, controller.signal, prestarted);
     return interrupted ? EXIT.interrupted : code;
   } catch (error) {
     if (isUsageError(error)) {
@@ -76,6 +79,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     io.stderr.write(`icode: internal error: ${message}\n`);
     return EXIT.failed;
   } finally {
+    prestarted?.process.discard(); // not adopted: the command stopped before it validated
     process.off("SIGINT", onSigint);
   }
 }

@@ -1,6 +1,6 @@
 // First: zod settles how it parses before any schema is built (see ../zod-jitless).
 import "../zod-jitless";
-import { validateWorkflowFor } from "@icode/workflow-engine";
+import { type PrestartedValidation, validateWorkflowFor } from "@icode/workflow-engine";
 import { parse } from "../args";
 import { EXIT } from "../exit-codes";
 import type { CliIo } from "../io";
@@ -29,7 +29,12 @@ Exit codes: 0 PASS (warnings allowed), 1 FAIL, 2 bad arguments, 130 interrupted.
 `;
 
 export const command = {
-  async run(argv: string[], io: CliIo, signal: AbortSignal): Promise<number> {
+  async run(
+    argv: string[],
+    io: CliIo,
+    signal: AbortSignal,
+    prestarted?: PrestartedValidation | null,
+  ): Promise<number> {
     const { values, positionals } = parse(
       argv,
       { json: { type: "boolean" }, help: { type: "boolean", short: "h" } },
@@ -51,7 +56,11 @@ export const command = {
     const report = await validateWorkflowFor(
       positionals[0]!,
       { cwd: io.cwd, env: io.env },
-      { signal, ...(loadTimeout === null ? {} : { loadTimeoutMs: loadTimeout }) },
+      {
+        signal,
+        ...(loadTimeout === null ? {} : { loadTimeoutMs: loadTimeout }),
+        ...(prestarted == null ? {} : { prestarted }),
+      },
     );
     if (signal.aborted) return EXIT.interrupted;
     io.stdout.write(values.json ? `${JSON.stringify(report)}\n` : renderValidateText(report, io.cwd));
