@@ -3,15 +3,30 @@
 
 from __future__ import annotations
 
-import inspect
 import weakref
 from types import FunctionType
-from typing import NoReturn, Optional, Tuple
+from typing import TYPE_CHECKING, NoReturn, Optional, Tuple
 
 from ._errors import WorkflowDefinitionError, WorkflowDefinitionTypeError
 from ._sites import call_site
 
-_POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+if TYPE_CHECKING:
+    import inspect
+
+# ``inspect`` is imported only for callables that are not plain functions, and for error messages: it costs
+# ~4 ms of every worker start (with ast, dis and tokenize), and a plain function tells all the checks need
+# through its code object. "Plain" means a ``def`` or ``lambda`` with nothing set on it: a decorator's
+# ``__wrapped__`` or ``__signature__`` (which ``inspect.signature`` follows) or a coroutine mark
+# (``inspect.markcoroutinefunction``) lives in the function's ``__dict__``.
+_CO_VARARGS = 0x04
+_CO_VARKEYWORDS = 0x08
+_CO_GENERATOR = 0x20
+_CO_COROUTINE = 0x80
+_CO_ASYNC_GENERATOR = 0x200
+
+
+def _plain(fn: object) -> bool:
+    return type(fn) is FunctionType and not fn.__dict__
 
 
 def _describe(fn: object) -> str:
@@ -26,11 +41,15 @@ class _Shown:
 
     __slots__ = ("fn", "signature")
 
-    def __init__(self, fn: object, signature: inspect.Signature) -> None:
+    def __init__(self, fn: object, signature: Optional[inspect.Signature]) -> None:
         self.fn = fn
         self.signature = signature
 
     def __str__(self) -> str:
+        if self.signature is None:  # a plain function, read from its code: only messages need the signature
+            import inspect
+
+            self.signature = inspect.signature(self.fn)  # type: ignore[arg-type]
         return f"{_describe(self.fn)}{self.signature}"
 
 
@@ -41,6 +60,10 @@ def _fail(message: str, *, node: Optional[str], type_error: bool = False) -> NoR
 
 def is_async_callable(fn: object) -> bool:
     """``async def`` functions, and objects (or partials) whose ``__call__`` is ``async def``."""
+    if _plain(fn):
+        return bool(fn.__code__.co_flags & _CO_COROUTINE)  # type: ignore[attr-defined]
+    import inspect
+
     if inspect.iscoroutinefunction(fn):
         return True
     if inspect.isfunction(fn) or inspect.ismethod(fn) or inspect.isclass(fn):
@@ -50,6 +73,10 @@ def is_async_callable(fn: object) -> bool:
 
 
 def _is_generator_callable(fn: object) -> bool:
+    if _plain(fn):
+        return bool(fn.__code__.co_flags & (_CO_GENERATOR | _CO_ASYNC_GENERATOR))  # type: ignore[attr-defined]
+    import inspect
+
     if inspect.isgeneratorfunction(fn) or inspect.isasyncgenfunction(fn):
         return True
     if inspect.isfunction(fn) or inspect.ismethod(fn) or inspect.isclass(fn):
@@ -77,6 +104,10 @@ class _Shape:
 
     def inspect(self, fn: object) -> None:
         # Fields are set only once everything is known: two threads may inspect the same shape at once.
+        if _plain(fn) and self._read_code(fn):  # type: ignore[arg-type]
+            return
+        import inspect
+
         try:
             signature = inspect.signature(fn)
         except (TypeError, ValueError) as error:
@@ -85,9 +116,10 @@ class _Shape:
             return
         problem = None
         positional = 0
+        positional_kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
         for parameter in signature.parameters.values():
             kind = parameter.kind
-            if kind in _POSITIONAL:
+            if kind in positional_kinds:
                 if parameter.default is not inspect.Parameter.empty:
                     problem = parameter
                     break
@@ -99,6 +131,20 @@ class _Shape:
         self.positional = positional
         self.signature = signature
         self.inspected = True
+
+    def _read_code(self, fn: FunctionType) -> bool:
+        """The checks of ``inspect`` from a plain function's code, when no parameter is a problem (else
+        ``False``: ``inspect`` then finds the parameter a message names). The signature is left to messages."""
+        code = fn.__code__
+        if fn.__defaults__ or code.co_flags & (_CO_VARARGS | _CO_VARKEYWORDS):
+            return False
+        keyword_only = code.co_varnames[code.co_argcount : code.co_argcount + code.co_kwonlyargcount]
+        defaults = fn.__kwdefaults__ or {}
+        if any(name not in defaults for name in keyword_only):
+            return False
+        self.positional = code.co_argcount
+        self.inspected = True
+        return True
 
 
 # Plain functions are inspected once however many declarations use them: a workflow of 10,000 nodes sharing
@@ -156,8 +202,8 @@ def check_callable(
         )
     if not shape.inspected:
         shape.inspect(fn)
-    signature = shape.signature
-    if signature is None:
+    signature = shape.signature  # None for a plain function read from its code (see _Shape._read_code)
+    if shape.error is not None:
         _fail(
             f"{role}: the parameters of {_describe(fn)} cannot be inspected ({shape.error}); wrap it in a "
             f"function of your own taking {expects}.",
@@ -165,6 +211,8 @@ def check_callable(
         )
     problem = shape.problem
     if problem is not None:
+        import inspect
+
         shown = _Shown(fn, signature)
         if problem.kind == inspect.Parameter.VAR_POSITIONAL:
             _fail(f"{role} cannot declare *{problem.name} ({shown}); it must take {expects}.", node=node)

@@ -9,7 +9,6 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
-import traceback
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from . import _tracebacks as tb
@@ -68,6 +67,8 @@ def syntax_diagnostic(error: BaseException, path: str, notes: Optional[List[Dict
     if isinstance(error, SyntaxError):
         position = tb.Position.of_syntax_error(error, path)
         message = f"{type(error).__name__}: {error.msg}"
+        import traceback  # only failures need it (see _tracebacks)
+
         text = "".join(traceback.format_exception_only(type(error), error))
         fields = _at(position)
         if fields.get("source_line") is None and error.text:

@@ -21,7 +21,6 @@ import os
 import signal
 import sys
 import threading
-import traceback
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 from . import _protocol as proto
@@ -383,6 +382,8 @@ class Worker:
             try:
                 loaded, diagnostics, truncated = load_workflow(message["entry"], message["package_dir"], self.sdk_root)
             except BaseException as error:  # our own failure: report it, keep the worker answering
+                import traceback  # only failures need it (see _tracebacks)
+
                 diagnostics = [
                     diagnostic(
                         "internal_error",

@@ -12,8 +12,13 @@ import linecache
 import os
 import sys
 import sysconfig
-import traceback
-from typing import Any, Dict, List, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence
+
+if TYPE_CHECKING:
+    import traceback
+
+# ``traceback`` (with ``textwrap``) is imported where a traceback is read: only failures need it, and a
+# worker that fails nothing then starts ~1 ms sooner.
 
 HAS_COLUMNS = sys.version_info >= (3, 11)
 
@@ -145,6 +150,8 @@ class Position:
 
 def user_frames(tb: Any, user: UserFiles) -> List[traceback.FrameSummary]:
     """The frames of ``tb`` (outermost first) that run the author's own files."""
+    import traceback
+
     return [frame for frame in traceback.extract_tb(tb) if frame.filename in user]
 
 
@@ -161,6 +168,8 @@ def notes_for(frames: Sequence[Position], inner: Position) -> List[Dict[str, Any
 
 
 def _filter_chain(te: traceback.TracebackException, user: UserFiles, seen: set) -> None:
+    import traceback
+
     if id(te) in seen:
         return
     seen.add(id(te))
@@ -174,6 +183,8 @@ def _filter_chain(te: traceback.TracebackException, user: UserFiles, seen: set) 
 
 def format_user_traceback(error: BaseException, user: UserFiles) -> str:
     """The traceback of ``error`` (and the exceptions chained to it) with only the author's frames."""
+    import traceback
+
     try:
         te = traceback.TracebackException(type(error), error, error.__traceback__)
         _filter_chain(te, user, set())
