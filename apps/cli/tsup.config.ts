@@ -18,6 +18,8 @@ const COMMANDS = ["workflow-list", "workflow-validate", "workflow-run", "traject
 export default defineConfig({
   entry: {
     bin: "src/bin.ts",
+    // Loaded by `bin.js` for `workflow validate` only: bundled in, its ~20 KB would cost every command ~3 ms.
+    prestart: "src/prestart.ts",
     ...Object.fromEntries(COMMANDS.map((name) => [name, `src/commands/${name}.ts`])),
   },
   format: ["cjs"],
@@ -31,6 +33,9 @@ export default defineConfig({
   noExternal: [/^@icode\//, "zod", "smol-toml"],
   esbuildOptions(options) {
     options.conditions = ["source"];
+    // `import()` of a bundle becomes `require`: an ES-module import of a CommonJS file would start Node's
+    // ES-module loader (a few milliseconds) for nothing.
+    options.supported = { ...options.supported, "dynamic-import": false };
   },
   esbuildPlugins: [
     {
@@ -39,6 +44,10 @@ export default defineConfig({
         // load-command.ts imports the command sources only where there are no bundles (tests, typecheck).
         build.onResolve({ filter: /^\.\/commands\// }, (args) =>
           args.importer.endsWith("load-command.ts") ? { path: args.path, external: true } : undefined,
+        );
+        // main.ts loads the prestart bundle (`dist/prestart.js`) rather than carrying it.
+        build.onResolve({ filter: /^\.\/prestart$/ }, (args) =>
+          args.importer.endsWith("main.ts") ? { path: "./prestart.js", external: true } : undefined,
         );
       },
     },

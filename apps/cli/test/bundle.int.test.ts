@@ -20,6 +20,12 @@ describe("the built CLI", () => {
     for (const name of ["workflow-list", "workflow-validate", "workflow-run", "trajectory-export"]) {
       expect(existsSync(join(CLI_DIR, "dist", `${name}.js`))).toBe(true);
     }
+    // `validate` loads dist/prestart.js to start Python before its bundle: that file must load no zod, and
+    // the bin (loaded by every command) must not carry it.
+    const prestart = readFileSync(join(CLI_DIR, "dist", "prestart.js"), "utf8");
+    expect(prestart).toContain("prestartValidation");
+    expect(prestart).not.toMatch(/\bzod\b|_zod|\$ZodType/);
+    expect(readFileSync(CLI_BIN, "utf8")).not.toContain("prestartValidation");
     // The bundles are CommonJS inside a package of ES modules.
     expect(JSON.parse(readFileSync(join(CLI_DIR, "dist", "package.json"), "utf8"))).toEqual({
       type: "commonjs",
