@@ -52,6 +52,14 @@ export interface InvokeOptions {
    * call is younger than 50 ms (its signal is polled), at once after that (it is listened to).
    */
   signal?: AbortSignal;
+  /**
+   * For a caller that already knows when to abort (a scheduler calls back once per attempt) and would rather
+   * not make an `AbortController` per call: called once, before the call is sent, with a function that
+   * cancels it as aborting `signal` does. Called at once, the call is not sent and settles "cancelled before
+   * it started"; later it sends `cancel` and settles the call with `error.code: "cancelled"`; after the call
+   * settled it does nothing.
+   */
+  registerCancel?: (cancel: () => void) => void;
   /** `ctx.emit(text)` of this call, in order. Not called after the call settled. */
   onEmit?: (text: string) => void;
   /**
@@ -329,7 +337,13 @@ export class PythonWorker extends EventEmitter<PythonWorkerEvents> {
       );
     }
     const phase: CallPhase = request.kind;
-    if (options.signal?.aborted)
+    let sent: PendingCall | null = null;
+    let cancelledFirst = false;
+    options.registerCancel?.(() => {
+      if (sent === null) cancelledFirst = true;
+      else this.cancelCall(sent, callError("cancelled", "the call was cancelled", phase));
+    });
+    if (options.signal?.aborted || cancelledFirst)
       return Promise.resolve(
         failed(callError("cancelled", "the call was cancelled before it started", phase)),
       );
@@ -378,6 +392,7 @@ export class PythonWorker extends EventEmitter<PythonWorkerEvents> {
         this.young.push(call);
         this.pollTimer ??= setTimeout(this.pollSignals, SIGNAL_POLL_MS);
       }
+      sent = call;
       this.write(data);
     });
   }

@@ -258,6 +258,39 @@ describe("timeouts, cancellation and leaked threads", () => {
     expect(getEventListeners(later.signal, "abort")).toHaveLength(0); // a short call never listened
   });
 
+  test("registerCancel: cancelling at once sends nothing; later it cancels the call; after it settled, nothing", async () => {
+    const ws = workspace({ "n.py": NODES });
+    const worker = await loaded(ws, "n.py");
+    const registered: Array<() => void> = [];
+    // Cancelled as it is registered (the caller knew it was aborted): the worker never hears of the call.
+    const first = await worker.invoke(node("sleeper", "0.01"), {
+      registerCancel: (cancel) => {
+        registered.push(cancel);
+        cancel();
+      },
+    });
+    expect(failed(first)).toMatchObject({
+      code: "cancelled",
+      message: "the call was cancelled before it started",
+    });
+    // Cancelled while it runs: settled at once, and the async function stops.
+    const pending = worker.invoke(node("async_sleeper", "0.5"), {
+      registerCancel: (c) => registered.push(c),
+    });
+    await new Promise((done) => setTimeout(done, 50));
+    registered[1]!();
+    expect(failed(await pending)).toMatchObject({ code: "cancelled", message: "the call was cancelled" });
+    // After the call settled: nothing happens, and the worker goes on.
+    const done = await worker.invoke(node("plain", "after"), { registerCancel: (c) => registered.push(c) });
+    registered[2]!();
+    registered[2]!();
+    expect(done).toMatchObject({ ok: true, value: { text: "AFTER" } });
+    expect(await worker.invoke(node("plain", "again"))).toMatchObject({ ok: true, leaked_threads: 0 });
+    await new Promise((done) => setTimeout(done, 600));
+    expect(existsSync(ws.path("sleeper-done"))).toBe(false);
+    expect(existsSync(ws.path("async-done"))).toBe(false);
+  });
+
   test("an async function that blocks the event loop is settled by the engine's backstop", async () => {
     const worker = await loaded(workspace({ "n.py": NODES }), "n.py");
     const started = Date.now();

@@ -42,9 +42,6 @@ export interface PythonExecutorOptions {
 /** Leaked threads a worker may keep before the engine treats it as lost (clarification 19). */
 export const DEFAULT_MAX_LEAKED_THREADS = 32;
 
-/** Idle abort controllers kept for reuse per run (see `SignalPool`). */
-const MAX_IDLE_SIGNALS = 256;
-
 /** Every executor result type has this failure shape. */
 type Failed = { status: "failed"; error: NodeError };
 
@@ -52,44 +49,23 @@ type Failed = { status: "failed"; error: NodeError };
 interface Outgoing<R> {
   readonly request: InvokeRequest;
   readonly io: CallIO;
-  /** `onEmit`/`onAsk` of a node call; the signal is set when the call is sent. */
+  /** `onEmit`/`onAsk` of a node call; `registerCancel` is set when the call is sent. */
   readonly options: InvokeOptions;
   /** Turns the worker's outcome into the executor's result. */
   readonly finish: (outcome: InvokeOutcome) => R | Failed;
   readonly resolve: (result: R | Failed) => void;
   readonly reject: (error: unknown) => void;
-  /** The controller whose signal the bridge watches for this call, while it is in flight. */
-  ctrl: AbortController | null;
-}
-
-/**
- * Abort controllers for the bridge, reused from call to call. The bridge needs a signal per call, and an
- * `AbortController` costs more than the rest of the call's Node-side work, but nearly every call settles
- * without an abort; its controller is then as good as new and serves the next call (the bridge stops
- * looking at a signal when its call settles). An aborted controller is never reused. Per run: a signal the
- * bridge listened to holds that run's worker.
- */
-class SignalPool {
-  private readonly idle: AbortController[] = [];
-
-  take(): AbortController {
-    return this.idle.pop() ?? new AbortController();
-  }
-
-  give(ctrl: AbortController): void {
-    if (!ctrl.signal.aborted && this.idle.length < MAX_IDLE_SIGNALS) this.idle.push(ctrl);
-  }
 }
 
 /**
  * The scheduler's executors for Python: node functions (with their outgoing conditions in the same round
  * trip), loop `until` and join `combine`, all through one warm worker. Thousands of calls can be in flight
- * (a fan-out), so a call allocates little: no async frames, and no abort signal of its own unless aborted
- * (the scheduler's `onAbort` and a `SignalPool`).
+ * (a fan-out), so a call allocates little: no async frames, and no abort signal: the scheduler's `onAbort`
+ * cancels the call through the bridge's `registerCancel` (an `AbortController` and a listener per call cost
+ * ~6 µs of a fan-out node, and the garbage they leave).
  */
 export function pythonExecutors(worker: PythonWorker, options: PythonExecutorOptions): Executors {
   const maxLeaked = options.maxLeakedThreads ?? DEFAULT_MAX_LEAKED_THREADS;
-  const signals = new SignalPool();
   // Calls started in this turn, sent together once `beforeSend` has run (one records write per batch).
   let queued: Outgoing<unknown>[] = [];
 
@@ -101,37 +77,25 @@ export function pythonExecutors(worker: PythonWorker, options: PythonExecutorOpt
   };
 
   function send<R>(call: Outgoing<R>): void {
-    const ctrl = signals.take();
-    call.ctrl = ctrl;
-    // Aborted before the send (the run ended in the same turn): the bridge sees an aborted signal.
-    call.io.onAbort((reason) => call.ctrl?.abort(reason));
+    // Aborted before the send (the run ended in the same turn): `onAbort` calls back at once, and the bridge
+    // cancels the call it just sent.
+    call.options.registerCancel = (cancel) => call.io.onAbort(cancel);
     let pending: Promise<InvokeOutcome>;
     try {
-      call.options.signal = ctrl.signal;
       pending = worker.invoke(call.request, call.options);
     } catch (error) {
       pending = Promise.reject(error);
     }
     pending.then(
       (outcome) => {
-        release(call);
         try {
           call.resolve(call.finish(outcome));
         } catch (error) {
           call.reject(error);
         }
       },
-      (error: unknown) => {
-        release(call);
-        call.resolve({ status: "failed", error: invokeFailure(error) });
-      },
+      (error: unknown) => call.resolve({ status: "failed", error: invokeFailure(error) }),
     );
-  }
-
-  function release<R>(call: Outgoing<R>): void {
-    const ctrl = call.ctrl;
-    call.ctrl = null;
-    if (ctrl !== null) signals.give(ctrl);
   }
 
   /** Sends `request` with the batch of this turn; node errors and a lost worker are results, not rejections. */
@@ -142,7 +106,7 @@ export function pythonExecutors(worker: PythonWorker, options: PythonExecutorOpt
     invokeOptions: InvokeOptions = {},
   ): Promise<R | Failed> {
     return new Promise<R | Failed>((resolve, reject) => {
-      const call: Outgoing<R> = { request, io, options: invokeOptions, finish, resolve, reject, ctrl: null };
+      const call: Outgoing<R> = { request, io, options: invokeOptions, finish, resolve, reject };
       if (queued.push(call as Outgoing<unknown>) === 1) queueMicrotask(sendQueued);
     });
   }
