@@ -3,6 +3,7 @@ import { once } from "node:events";
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { waitUntil } from "@icode/test-utils";
 import type { PrestartedValidation } from "@icode/workflow-engine";
 import { afterEach, expect, it } from "vitest";
 import type { CliIo } from "./io";
@@ -47,15 +48,6 @@ function keep(prestarted: PrestartedValidation | null): PrestartedValidation | n
     });
   }
   return prestarted;
-}
-
-async function waitUntil(check: () => boolean, timeoutMs: number): Promise<boolean> {
-  const end = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > end) return false;
-    await new Promise((done) => setTimeout(done, 20));
-  }
-  return true;
 }
 
 it("starts the validation's worker for one path, with or without --json", () => {

@@ -1,7 +1,7 @@
 import { execFileSync } from "node:child_process";
 import { chmodSync, existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { ECHO_WORKFLOW, runCli, tmpDir, writeTree } from "@icode/test-utils";
+import { ECHO_WORKFLOW, processRunning, runCli, tmpDir, writeTree } from "@icode/test-utils";
 import { describe, expect, it } from "vitest";
 
 const PYTHON = execFileSync("python3", ["-c", "import os, sys; print(os.path.realpath(sys.executable))"])
@@ -26,26 +26,11 @@ function setup() {
   return { cwd, env: { ICODE_PYTHON: join(cwd, "bin", "py") }, pids };
 }
 
-/** Whether `pid` is a running process (a zombie waiting to be reaped counts as gone). */
-function running(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
-  } catch {
-    return process.platform !== "linux";
-  }
-}
-
 /** Waits (up to 10 s) for each of `pids` to end; returns those still running then, after killing them. */
 async function leftRunning(pids: number[]): Promise<number[]> {
   const end = Date.now() + 10_000;
-  while (pids.some(running) && Date.now() < end) await new Promise((done) => setTimeout(done, 20));
-  const left = pids.filter(running);
+  while (pids.some(processRunning) && Date.now() < end) await new Promise((done) => setTimeout(done, 20));
+  const left = pids.filter(processRunning);
   for (const pid of left) process.kill(pid, "SIGKILL");
   return left;
 }

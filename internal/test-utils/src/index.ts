@@ -9,9 +9,9 @@
  * const { exitCode, stdout } = await runCli(["workflow", "validate", ".chrys/workflows/echo.py"], { cwd: dir });
  */
 import { spawn } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
@@ -105,4 +105,57 @@ export function runCli(args: string[], options: RunCliOptions): Promise<CliResul
     });
     child.stdin.end(options.input ?? "");
   });
+}
+
+/** Whether process `pid` is running: a zombie waiting to be reaped counts as gone. */
+export function processRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
+  } catch {
+    return process.platform !== "linux"; // no /proc: trust kill(0)
+  }
+}
+
+/** Polls `check` every 20 ms until it holds (`true`) or `timeoutMs` passed (`false`). */
+export async function waitUntil(check: () => boolean, timeoutMs: number): Promise<boolean> {
+  const end = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > end) return false;
+    await new Promise((done) => setTimeout(done, 20));
+  }
+  return true;
+}
+
+/**
+ * Bundles a TypeScript file (`entry`, an absolute path) with the workspace packages' sources and zod into one
+ * ESM file in `outDir` that a plain `node` child process can run: Node 20 cannot run TypeScript, and tests
+ * must not depend on a prior `pnpm build`. Uses tsup, the packages' own build tool. Returns the file's path.
+ */
+export async function bundleForNode(entry: string, outDir: string): Promise<string> {
+  const { build } = await import("tsup");
+  const name = basename(entry, ".ts");
+  await build({
+    config: false,
+    entry: { [name]: entry },
+    outDir,
+    format: ["esm"],
+    platform: "node",
+    target: "node20",
+    dts: false,
+    sourcemap: false,
+    splitting: false,
+    clean: false,
+    silent: true,
+    noExternal: [/.*/],
+    esbuildOptions(options) {
+      options.conditions = ["source"];
+    },
+  });
+  return join(outDir, `${name}.js`);
 }

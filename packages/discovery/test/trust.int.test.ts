@@ -14,6 +14,8 @@ import {
 import { readFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { bundleForNode } from "@icode/test-utils";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
   canonicalJson,
@@ -27,7 +29,6 @@ import {
   trustRecordPath,
   writeTrust,
 } from "../src/index";
-import { bundleForNode } from "./support/bundle";
 import { tempDir } from "./support/fs";
 
 function input(entry: string, title = "Echo"): TrustRecordInput {
@@ -185,7 +186,10 @@ describe("the trust store under concurrency and crashes", () => {
   let bundleDir: string;
   beforeAll(async () => {
     bundleDir = mkdtempSync(path.join(os.tmpdir(), "icode-discovery-bundle-"));
-    writer = await bundleForNode("test/support/trust-writer.ts", bundleDir);
+    writer = await bundleForNode(
+      fileURLToPath(new URL("support/trust-writer.ts", import.meta.url)),
+      bundleDir,
+    );
   });
   afterAll(() => rmSync(bundleDir, { recursive: true, force: true }));
 

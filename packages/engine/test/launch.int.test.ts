@@ -74,6 +74,38 @@ function setup(extraExports = "") {
   return { ...pyenv, cwd, env, cacheDir, launch: () => launchFor(pyenv.shim, { env, cwd, cacheDir }) };
 }
 
+/** A pyenv shim probed once: its cache file and the entry the probe wrote there. */
+async function probed() {
+  const s = setup();
+  await s.launch();
+  const [entry] = readdirSync(s.cacheDir);
+  const file = join(s.cacheDir, entry!);
+  return { s, file, good: JSON.parse(readFileSync(file, "utf8")) as Record<string, unknown> };
+}
+
+/** Texts of cache files that hold no usable entry: not JSON, not an object, a field of the wrong type. */
+function brokenEntries(good: Record<string, unknown>): string[] {
+  return [
+    "",
+    "not json",
+    "null",
+    "[]",
+    '"text"',
+    "7",
+    JSON.stringify({ ...good, version: 2 }),
+    JSON.stringify({ ...good, version: "1" }),
+    JSON.stringify({ ...good, shim: null }),
+    JSON.stringify({ ...good, executable: 7 }),
+    JSON.stringify({ ...good, envChanges: null }),
+    JSON.stringify({ ...good, envChanges: ["PATH"] }),
+    JSON.stringify({ ...good, envChanges: { PATH: 1 } }),
+    JSON.stringify({ ...good, stamps: null }),
+    JSON.stringify({ ...good, stamps: ["a"] }),
+    JSON.stringify({ ...good, stamps: { "/": 1 } }),
+    JSON.stringify({ ...good, shim: "/somewhere/else/python3" }),
+  ];
+}
+
 describe("starting a pyenv shim", () => {
   it("runs the shim once, then starts the binary it chose with the environment it set", async () => {
     const s = setup();
@@ -162,18 +194,8 @@ describe("starting a pyenv shim", () => {
   });
 
   it("ignores a cache entry that is not one, and replaces it", async () => {
-    const s = setup();
-    await s.launch();
-    const [entry] = readdirSync(s.cacheDir);
-    const file = join(s.cacheDir, entry!);
-    const good = JSON.parse(readFileSync(file, "utf8"));
-    const broken = [
-      "not json",
-      JSON.stringify({ ...good, version: 2 }),
-      JSON.stringify({ ...good, executable: 7 }),
-      JSON.stringify({ ...good, envChanges: { PATH: 1 } }),
-      JSON.stringify({ ...good, stamps: ["a"] }),
-    ];
+    const { s, file, good } = await probed();
+    const broken = brokenEntries(good);
     for (const [i, text] of broken.entries()) {
       writeFileSync(file, text, { mode: 0o600 });
       expect(await s.launch()).toEqual({ command: good.executable, env: expect.any(Object) });
@@ -243,31 +265,8 @@ describe("knownLaunch: the launch when no probe is needed", () => {
   });
 
   it("is null, not a throw, for a cache entry that is corrupt or of the wrong types", async () => {
-    const s = setup();
-    await s.launch();
-    const [entry] = readdirSync(s.cacheDir);
-    const file = join(s.cacheDir, entry!);
-    const good = JSON.parse(readFileSync(file, "utf8"));
-    const broken = [
-      "",
-      "not json",
-      "null",
-      "[]",
-      '"text"',
-      "7",
-      JSON.stringify({ ...good, version: 2 }),
-      JSON.stringify({ ...good, version: "1" }),
-      JSON.stringify({ ...good, shim: null }),
-      JSON.stringify({ ...good, executable: 7 }),
-      JSON.stringify({ ...good, envChanges: null }),
-      JSON.stringify({ ...good, envChanges: ["PATH"] }),
-      JSON.stringify({ ...good, envChanges: { PATH: 1 } }),
-      JSON.stringify({ ...good, stamps: null }),
-      JSON.stringify({ ...good, stamps: ["a"] }),
-      JSON.stringify({ ...good, stamps: { "/": 1 } }),
-      JSON.stringify({ ...good, shim: "/somewhere/else/python3" }),
-    ];
-    for (const text of broken) {
+    const { s, file, good } = await probed();
+    for (const text of brokenEntries(good)) {
       writeFileSync(file, text, { mode: 0o600 });
       expect([text, knownLaunch(s.shim, { env: s.env, cwd: s.cwd, cacheDir: s.cacheDir })]).toEqual([
         text,

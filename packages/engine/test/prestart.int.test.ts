@@ -112,15 +112,20 @@ describe("prestartValidation", () => {
   });
 });
 
+/** Validates `path` in the setup's folder and environment, with `prestarted`. */
+function validateIn(
+  s: { cwd: string; env: Record<string, string | undefined> },
+  path: string,
+  prestarted: PrestartedValidation,
+) {
+  return validateWorkflowFor(path, { cwd: s.cwd, env: s.env }, { prestarted });
+}
+
 describe("validating with a prestarted worker", () => {
   it("adopts it when the workflow uses the default interpreter: no second Python is started", async () => {
     const s = setup();
     const prestarted = prestart({ cwd: s.cwd, env: s.env });
-    const report = await validateWorkflowFor(
-      ".chrys/workflows/echo.py",
-      { cwd: s.cwd, env: s.env },
-      { prestarted },
-    );
+    const report = await validateIn(s, ".chrys/workflows/echo.py", prestarted);
     expect(report.status).toBe("pass");
     expect(report.environment).toMatchObject({ kind: "default", executable: PYTHON });
     expect(prestarted.process.taken).toBe(true);
@@ -134,11 +139,7 @@ describe("validating with a prestarted worker", () => {
       ".chrys/workflows/own.py": `# /// script\n# [tool.chrys]\n# python = "../../bin/other"\n# ///\n${ECHO}`,
     });
     const prestarted = prestart({ cwd: s.cwd, env: s.env });
-    const report = await validateWorkflowFor(
-      ".chrys/workflows/own.py",
-      { cwd: s.cwd, env: s.env },
-      { prestarted },
-    );
+    const report = await validateIn(s, ".chrys/workflows/own.py", prestarted);
     expect(report.status).toBe("pass");
     expect(report.environment?.kind).toBe("user");
     expect(s.otherRuns()).toBe(1);
@@ -152,11 +153,7 @@ describe("validating with a prestarted worker", () => {
     const s = setup();
     const elsewhere = tmpDir();
     const prestarted = prestart({ cwd: elsewhere, env: s.env });
-    const report = await validateWorkflowFor(
-      ".chrys/workflows/echo.py",
-      { cwd: s.cwd, env: s.env },
-      { prestarted },
-    );
+    const report = await validateIn(s, ".chrys/workflows/echo.py", prestarted);
     expect(report.status).toBe("pass");
     expect(report.environment).toMatchObject({ kind: "default", executable: PYTHON });
     // Killed at once (before its wrapper may even have run): the report comes from the validation's own worker.
@@ -166,11 +163,7 @@ describe("validating with a prestarted worker", () => {
   it("kills it when the default interpreter differs, or there is none", async () => {
     const s = setup();
     const other = prestart({ cwd: s.cwd, env: { ...s.env, ICODE_PYTHON: join(s.cwd, "bin", "other") } });
-    const report = await validateWorkflowFor(
-      ".chrys/workflows/echo.py",
-      { cwd: s.cwd, env: s.env },
-      { prestarted: other },
-    );
+    const report = await validateIn(s, ".chrys/workflows/echo.py", other);
     expect(report.status).toBe("pass");
     expect(await exitOf(other.process.child)).toEqual({ code: null, signal: "SIGKILL" });
     expect(s.runs()).toBe(1);

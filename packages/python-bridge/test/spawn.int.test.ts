@@ -1,10 +1,10 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { build } from "tsup";
+import { bundleForNode, processRunning, waitUntil } from "@icode/test-utils";
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "vitest";
 import { adoptWorker, type SpawnedWorker, sdkRoot, spawnWorker } from "../src/index";
 import { node, python, workerEnv, workflowSource, workspace } from "./helpers";
@@ -46,30 +46,6 @@ function exitOf(child: ChildProcess): Promise<{ code: number | null; signal: Nod
     code: code as number | null,
     signal: signal as NodeJS.Signals | null,
   }));
-}
-
-/** Whether `pid` is a running process (a zombie waiting to be reaped counts as gone). */
-function running(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
-  } catch {
-    return process.platform !== "linux"; // no /proc: trust kill(0)
-  }
-}
-
-async function waitUntil(check: () => boolean, timeoutMs: number): Promise<boolean> {
-  const end = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > end) return false;
-    await new Promise((done) => setTimeout(done, 20));
-  }
-  return true;
 }
 
 const delay = (ms: number) => new Promise((done) => setTimeout(done, ms));
@@ -171,27 +147,8 @@ describe("a worker that is never adopted", () => {
   let bundleDir: string;
   let script: string;
   beforeAll(async () => {
-    // Node 20 cannot run TypeScript, and the test must not depend on a prior build: bundle the entry (with the
-    // package's sources) into one ESM file with tsup, the package's own build tool.
     bundleDir = mkdtempSync(join(tmpdir(), "icode-bridge-bundle-"));
-    await build({
-      config: false,
-      entry: { "spawn-and-return": join(packageDir, "test", "support", "spawn-and-return.ts") },
-      outDir: bundleDir,
-      format: ["esm"],
-      platform: "node",
-      target: "node20",
-      dts: false,
-      sourcemap: false,
-      splitting: false,
-      clean: false,
-      silent: true,
-      noExternal: [/.*/],
-      esbuildOptions(options) {
-        options.conditions = ["source"];
-      },
-    });
-    script = join(bundleDir, "spawn-and-return.js");
+    script = await bundleForNode(join(packageDir, "test", "support", "spawn-and-return.ts"), bundleDir);
   });
   afterAll(() => rmSync(bundleDir, { recursive: true, force: true }));
 
@@ -219,7 +176,7 @@ describe("a worker that is never adopted", () => {
     const pid = Number(stdout.trim());
     expect(Number.isInteger(pid) && pid > 0).toBe(true);
     // Its input pipe closed with Node: the worker notices and exits.
-    const gone = await waitUntil(() => !running(pid), 10_000);
+    const gone = await waitUntil(() => !processRunning(pid), 10_000);
     if (!gone) process.kill(pid, "SIGKILL");
     expect(gone).toBe(true);
   });
