@@ -34,7 +34,7 @@ export interface LaunchOptions {
 
 /**
  * What is kept for one shim, working folder and environment. Checked by hand (`isEntry`), not with a zod
- * schema: this module also runs in the CLI's first file, before zod is loaded (see ./prestart).
+ * schema: this module also runs in the CLI's prestart bundle, before zod is loaded (see ./prestart).
  */
 interface Entry {
   version: 1;

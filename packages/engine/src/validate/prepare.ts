@@ -290,17 +290,15 @@ export function startDefaultEarly(
     return { take: async () => null, discard: () => null };
   }
   const command = chosen.interpreter.command;
+  const options = prestarted?.process.options;
   const fits =
-    prestarted !== undefined &&
-    prestarted.interpreter === command &&
-    prestarted.process.options.cwd === resolve(workdir) &&
-    prestarted.process.options.cacheDir === resolve(ctx.pycacheDir) &&
-    prestarted.process.options.loadOnly === loadOnly;
+    prestarted?.interpreter === command &&
+    options?.cwd === resolve(workdir) &&
+    options.cacheDir === resolve(ctx.pycacheDir) &&
+    options.loadOnly === loadOnly;
   if (!fits) prestarted?.process.discard();
   const started =
-    fits && prestarted !== undefined
-      ? adoptWorker(prestarted.process)
-      : startInterpreter(command, ctx, workdir, loadOnly);
+    fits && prestarted ? adoptWorker(prestarted.process) : startInterpreter(command, ctx, workdir, loadOnly);
   started.catch(() => undefined); // a failed start is reported if the worker is taken
   const discard = (): null => {
     void started.then((worker) => worker.close()).catch(() => undefined);

@@ -4,8 +4,8 @@ import { defaultInterpreter } from "@icode/script-metadata";
 import { type EngineOptions, engineContext } from "../context";
 import { knownLaunch } from "./launch";
 
-// Loads no zod and none of the run or validation machinery (the CLI bundles it into its first file): keep the
-// imports of this module and of ./launch that way.
+// Loads no zod and none of the run or validation machinery (the CLI bundles it on its own, as `prestart.js`,
+// and loads it before the command): keep the imports of this module and of ./launch that way.
 
 /** A validation's worker, started by `prestartValidation` before the rest of the engine was loaded. */
 export interface PrestartedValidation {
