@@ -272,6 +272,26 @@ wf.output(node)
 workflow = wf.build()
 """
 
+NO_ASYNC = """
+import sys, time
+from chrys.workflows import WorkflowBuilder, WorkflowValue
+
+def modules(value):
+    return WorkflowValue(text=",".join(name for name in ("asyncio", "concurrent.futures") if name in sys.modules))
+
+def nap(value):
+    time.sleep(float(value.text))
+    return value
+
+wf = WorkflowBuilder("No async")
+first = wf.python("modules", modules)
+second = wf.python("nap", nap)
+wf.edge(first, second)
+wf.start(first)
+wf.output(second)
+workflow = wf.build()
+"""
+
 
 @unittest.skipUnless(hasattr(os, "posix_spawn"), "drives the worker's pipes with posix_spawn")
 class WorkerStartupTest(WorkerDriver):
@@ -289,6 +309,31 @@ class WorkerStartupTest(WorkerDriver):
         self.assertEqual(loaded["output"]["text"], "asyncio imported before the load: False\n")
         self.send({**self.golden("invoke", id=2), "id": 5})
         self.assertEqual(self.until("result", 5)[-1]["value"], {"text": "hello", "data": None})
+
+    def test_a_workflow_without_async_nodes_is_served_without_importing_asyncio(self) -> None:
+        self.write(NO_ASYNC)
+        self.spawn()
+        self.assertTrue(self.load()["ok"])
+        self.send({**self.golden("invoke", id=2), "id": 3, "node": "modules"})
+        self.assertEqual(self.until("result", 3)[-1]["value"], {"text": "", "data": None})
+        # Its loop still keeps time limits: a call over its limit is answered when the limit is reached, and
+        # calls within theirs are answered meanwhile.
+        started = time.monotonic()
+        self.send({**self.golden("invoke", id=2), "id": 4, "node": "nap", "input": {"text": "5", "data": None},
+                   "timeout_ms": 300})
+        self.send({**self.golden("invoke", id=2), "id": 5, "node": "nap", "input": {"text": "0", "data": None}})
+        self.assertTrue(self.until("result", 5)[-1]["ok"])
+        timed_out = self.until("result", 4)[-1]
+        self.assertEqual((timed_out["ok"], timed_out["error"]["code"]), (False, "timeout"))
+        self.assertGreaterEqual(time.monotonic() - started, 0.3)
+        self.assertLess(time.monotonic() - started, 4.5)
+
+    def test_an_async_node_is_served_on_an_asyncio_loop(self) -> None:
+        self.write(STARTUP.replace("def echo(value):", "async def echo(value):"))
+        self.spawn()
+        self.assertTrue(self.load()["ok"])
+        self.send({**self.golden("invoke", id=2), "id": 8})
+        self.assertEqual(self.until("result", 8)[-1]["value"], {"text": "hello", "data": None})
 
     def test_shutdown_right_after_the_load_ends_the_worker(self) -> None:
         self.write(STARTUP)

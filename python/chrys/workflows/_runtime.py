@@ -16,24 +16,31 @@ and an awaitable in particular, fails the node with ``invalid_result``; an excep
 from __future__ import annotations
 
 import _thread
-import asyncio
-import concurrent.futures
+import collections.abc
 import contextvars
-import inspect
 import itertools
 import os
 import queue
 import sys
 import threading
 import time
-import traceback
+import types
 from collections import deque
-from typing import Any, Callable, Deque, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Deque, Dict, List, Optional, Tuple
 
 from . import _protocol as proto
 from . import _tracebacks as tb
 from ._capture import Capture, current
 from ._values import LARGE_STRING_CHARS
+
+if TYPE_CHECKING:
+    import asyncio
+    import concurrent.futures
+
+    from ._loop import ThreadLoop
+
+# asyncio (with concurrent.futures) is imported only where an ``async def`` node needs it: a workflow without
+# one is served on a ``_loop.ThreadLoop`` and never imports it (~35 ms of every run's first node).
 
 Payload = Tuple[Any, ...]
 """``("node", value_json, passed edges)``, ``("until", stop)``, ``("combine", value_json)`` or ``("error", error)``."""
@@ -178,6 +185,9 @@ class Transport:
     async def ask(self, questions: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
         call = self._call
         runtime = self._runtime
+        import asyncio
+        import concurrent.futures
+
         if call.done:
             raise asyncio.CancelledError()
         ask_id = runtime.next_ask_id()
@@ -202,6 +212,18 @@ class Transport:
             answers: List[Dict[str, Any]] = reply["answers"]
             return answers
         raise AskUnavailable(reply.get("message") or "asking the user is not available here")
+
+
+_CO_ITERABLE_COROUTINE = 0x100
+
+
+def _is_awaitable(value: object) -> bool:
+    """``inspect.isawaitable`` (the same three cases), without importing ``inspect`` into every worker."""
+    return (
+        isinstance(value, types.CoroutineType)
+        or (isinstance(value, types.GeneratorType) and bool(value.gi_code.co_flags & _CO_ITERABLE_COROUTINE))
+        or isinstance(value, collections.abc.Awaitable)
+    )
 
 
 def _close_awaitable(value: object) -> None:
@@ -490,16 +512,9 @@ class _Pool:
                 try:
                     self._read()  # type: ignore[misc]
                 except BaseException:  # our own failure: keep the channel served
-                    _report_internal_error()
+                    tb.report_internal_error()
             else:
                 wait()
-
-
-def _report_internal_error() -> None:
-    try:
-        os.write(2, ("chrys.workflows worker: " + traceback.format_exc()).encode("utf-8", "replace"))
-    except OSError:
-        pass
 
 
 _EAGER_TASKS = sys.version_info >= (3, 12)
@@ -536,7 +551,8 @@ class Runtime:
         self.user = user
         self.calls: Dict[int, Call] = {}
         self.leaked = 0
-        self.loop: Optional[asyncio.AbstractEventLoop] = None
+        self.loop: Optional[asyncio.AbstractEventLoop | ThreadLoop] = None
+        """An asyncio loop when the workflow has ``async def`` nodes, else a ``ThreadLoop`` (see ``_serve``)."""
         # Threads are started on demand and reused; leaked ones (timed out, still running) hold theirs, so the
         # pool is large and the engine bounds leaks by treating a worker with too many as lost.
         self.executor = _Pool(512)
@@ -563,6 +579,8 @@ class Runtime:
         return next(self._ask_ids)  # atomic: questions may be asked from several threads
 
     def _in_loop(self, fn: Callable[..., Any], *args: Any) -> None:
+        import asyncio  # only tasks are cancelled in the loop, and only async nodes have tasks
+
         loop = self.loop
         assert loop is not None
         try:
@@ -897,7 +915,7 @@ class Runtime:
             if data is None and type(text) is str and len(text) < LARGE_STRING_CHARS and text.isascii():
                 # The plain case, nothing check_value could refuse (ASCII has no lone surrogates): no walk.
                 return returned, proto.encode_value(text, None), None
-        elif kind is not str and inspect.isawaitable(returned):
+        elif kind is not str and _is_awaitable(returned):
             _close_awaitable(returned)
             where = "the node function" if phase == "node" else "the combine function"
             return None, None, (
@@ -986,6 +1004,8 @@ class Runtime:
             self._watch(call)  # the loop sweeps condition batches for their limit
         self._arm(call, message.get("timeout_ms"), "node")
         if is_async:
+            import asyncio  # the loop is asyncio's when a node is async
+
             coroutine = self._async_node(call, fn, args, conditions, limit)
             if asyncio._get_running_loop() is self.loop:
                 self._start_task(call, ctx, coroutine)
@@ -999,6 +1019,8 @@ class Runtime:
             coroutine.close()
             return
         if _EAGER_TASKS:  # runs at once up to its first await: a function that never waits costs no loop turn
+            import asyncio
+
             call.task = asyncio.Task(coroutine, loop=self.loop, context=ctx, eager_start=True)  # type: ignore[call-arg]
         else:
             call.task = ctx.run(self.loop.create_task, coroutine)  # type: ignore[union-attr]
@@ -1102,7 +1124,7 @@ class Runtime:
         decided = _as_bool(returned)
         if decided is not None:
             return decided
-        if inspect.isawaitable(returned):
+        if _is_awaitable(returned):
             _close_awaitable(returned)
             problem = "returned an awaitable; conditions must be synchronous functions returning True or False"
         else:
@@ -1123,7 +1145,7 @@ class Runtime:
         stop = _as_bool(returned)
         if stop is not None:
             return ("until", stop)
-        if inspect.isawaitable(returned):
+        if _is_awaitable(returned):
             _close_awaitable(returned)
             problem = "returned an awaitable; until must be a synchronous function returning True or False"
         else:

@@ -2,13 +2,14 @@
 
 Loading runs on the main thread with no event loop running, so top-level code may call ``asyncio.run()``
 and register signal handlers as in a script; the engine enforces the load time limit by killing the process.
-After a successful load the main thread runs the asyncio event loop (``async def`` nodes, time limits, the
-pool's monitor) and the channel is read by a pool thread, which runs the sync calls it reads itself (see
-``_runtime._Pool``).
+After a successful load the main thread runs the event loop (time limits, the pool's monitor, and ``async def``
+nodes) and the channel is read by a pool thread, which runs the sync calls it reads itself (see
+``_runtime._Pool``). The loop is asyncio's only when the workflow has an ``async def`` node or its code imported
+asyncio while it loaded; otherwise it is a ``_loop.ThreadLoop``, and the run never imports asyncio (~35 ms).
 
 Start-up is on the path of every ``icode workflow validate`` and run, so nothing of the call machinery is
-imported before the load is answered: asyncio and the runtime cost ~30 ms of imports, more than a small load.
-They are imported on a thread while the engine reads the load result (and waited for at the first call), or,
+imported before the load is answered: the runtime costs milliseconds of imports, more than a small load.
+It is imported on a thread while the engine reads the load result (and waited for at the first call), or,
 when the engine said it will only load (``--load-only``), at the first call: a validation sends ``shutdown``
 next, and a thread busy importing would hold up the exit (it holds the interpreter lock).
 """
@@ -158,9 +159,9 @@ def _same_path(left: Optional[str], right: Optional[str]) -> bool:
 
 
 def _import_call_machinery() -> None:
-    """What serving calls needs (asyncio, the runtime); run on a thread after the load is answered."""
+    """What serving calls needs (the runtime and its loop); run on a thread after the load is answered."""
     try:
-        from . import _runtime  # noqa: F401
+        from . import _loop, _runtime  # noqa: F401
     except BaseException:  # imported again where it is used, and the error raised there
         pass
 
@@ -336,19 +337,30 @@ class Worker:
             os._exit(0)
         if importing is not None:
             importing.join()
-        import asyncio
-
         from ._runtime import Runtime
 
         assert self._loaded is not None
         loaded_workflow, workflow_dir = self._loaded
         user = tb.UserFiles(self.sdk_root, workflow_dir)
-        self.runtime = Runtime(self.channel, loaded_workflow.definition, loaded_workflow.callables, user)
+        definition = loaded_workflow.definition
+        self.runtime = Runtime(self.channel, definition, loaded_workflow.callables, user)
+        self.serve_calls(self._call_loop(definition), pending)
+
+    def _call_loop(self, definition: Dict[str, Any]) -> Any:
+        """The loop calls are served on: the asyncio loop the workflow's code got while it loaded, a new one
+        for ``async def`` nodes, or else a ``ThreadLoop``, which spares the run importing asyncio."""
         loop = self._loop_hook.loop
-        if loop is None or loop.is_closed():
+        if loop is not None and not loop.is_closed():
+            return loop
+        if any(node.get("is_async") for node in definition.get("nodes", ())):
+            import asyncio
+
             loop = asyncio.new_event_loop()
-        asyncio.set_event_loop(loop)
-        self.serve_calls(loop, pending)
+            asyncio.set_event_loop(loop)
+            return loop
+        from ._loop import ThreadLoop
+
+        return ThreadLoop()
 
     def load(self, message: Dict[str, Any]) -> bool:
         """Loads the workflow and answers; ``True`` when it loaded (the worker then serves calls)."""
@@ -419,7 +431,7 @@ class Worker:
 
     # -- phase 2: calls (read by a pool thread; async ones, timers and the monitor on the event loop) ----------
 
-    def serve_calls(self, loop: asyncio.AbstractEventLoop, backlog: List[Tuple[Optional[bytes], bytes]]) -> None:
+    def serve_calls(self, loop: Any, backlog: List[Tuple[Optional[bytes], bytes]]) -> None:
         """Serves calls until ``shutdown``; ``backlog`` holds the messages that arrived right behind the load."""
         self._backlog = backlog
         self.runtime.loop = loop

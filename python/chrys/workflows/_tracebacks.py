@@ -193,6 +193,16 @@ def format_user_traceback(error: BaseException, user: UserFiles) -> str:
         return "".join(traceback.format_exception_only(type(error), error))
 
 
+def report_internal_error() -> None:
+    """Writes the exception being handled to fd 2, for a failure of the worker's own code it goes on after."""
+    import traceback
+
+    try:
+        os.write(2, ("chrys.workflows worker: " + traceback.format_exc()).encode("utf-8", "replace"))
+    except OSError:
+        pass
+
+
 def describe(error: BaseException) -> str:
     """``NameError: name 'x' is not defined``; ``module.Name: …`` for exceptions outside builtins."""
     cls = type(error)
