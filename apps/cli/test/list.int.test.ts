@@ -2,10 +2,12 @@
  * `icode workflow list`: the text table and the `--json` shape, priority between locations and layouts,
  * warnings for skipped candidates, and that listing never runs workflow code.
  */
+import { spawn } from "node:child_process";
 import { chmodSync, existsSync, readdirSync, rmSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { CLI_BIN } from "@icode/test-utils";
 import { icode, type Project, project, SLOW } from "./run-helpers";
 
 const ListJsonSchema = z.strictObject({
@@ -184,6 +186,29 @@ describe("icode workflow list", SLOW, () => {
     // Nor does listing create sessions or compiled files next to the workflows.
     expect(readdirSync(join(p.home, "sessions"))).toHaveLength(1);
     expect(existsSync(join(p.dir, ".chrys", "workflows", "__pycache__"))).toBe(false);
+  });
+
+  it("stops quietly when its reader closes first (| head): exit 0, no EPIPE", async () => {
+    // Over a pipe's 64 KiB, so that the reader is gone before the table is written.
+    const tree: Record<string, string> = {};
+    for (let i = 0; i < 800; i++) tree[`.chrys/workflows/wf-${i}.py`] = wf(`Workflow number ${i}`);
+    const p = project(tree);
+    for (const args of ["workflow list", "workflow list --json"]) {
+      const r = await new Promise<{ code: number | null; stdout: string; stderr: string }>((done) => {
+        const shell = spawn(
+          "bash",
+          ["-c", `"$NODE" "$BIN" ${args} | head -c 20; echo "icode exited $\{PIPESTATUS[0]}" >&2`],
+          { cwd: p.dir, env: { ...process.env, NODE: process.execPath, BIN: CLI_BIN, CHRYS_HOME: p.home } },
+        );
+        let stdout = "";
+        let stderr = "";
+        shell.stdout.on("data", (chunk: Buffer) => (stdout += chunk));
+        shell.stderr.on("data", (chunk: Buffer) => (stderr += chunk));
+        shell.on("close", (code) => done({ code, stdout, stderr }));
+      });
+      expect(r.stdout.length, args).toBe(20);
+      expect(r.stderr, args).toBe("icode exited 0\n");
+    }
   });
 
   it("rejects arguments it does not know with exit 2", async () => {
