@@ -5,9 +5,9 @@
 import { spawn } from "node:child_process";
 import { chmodSync, existsSync, readdirSync, rmSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
+import { CLI_BIN } from "@icode/test-utils";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { CLI_BIN } from "@icode/test-utils";
 import { icode, type Project, project, SLOW } from "./run-helpers";
 
 const ListJsonSchema = z.strictObject({
