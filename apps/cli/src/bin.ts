@@ -16,12 +16,39 @@ function toleratingClosedReader(stream: NodeJS.WriteStream): Writable {
   return { write: (chunk) => closed || stream.write(chunk) };
 }
 
+/** Settles once what was written to `stream` before has been handed to the system (or the stream failed). */
+function flushed(stream: NodeJS.WriteStream): Promise<void> {
+  return new Promise((done) => {
+    if (stream.destroyed) done();
+    else stream.write("", () => done());
+  });
+}
+
+/**
+ * Whether nothing but the output streams themselves (pipes or terminals) is left open once a command is
+ * done. Anything else (a non-blocking hook still running, a file being written, a timer) keeps the process
+ * alive, as Node always does.
+ */
+function onlyOutputLeft(): boolean {
+  let streams = 0;
+  for (const resource of process.getActiveResourcesInfo()) {
+    if (resource !== "PipeWrap" && resource !== "TTYWrap") return false;
+    streams++;
+  }
+  return streams <= 3;
+}
+
 // No top-level await: the build makes this file CommonJS (see tsup.config.ts).
 void main(process.argv.slice(2), {
   cwd: process.cwd(),
   env: process.env,
   stdout: toleratingClosedReader(process.stdout),
   stderr: toleratingClosedReader(process.stderr),
-}).then((code) => {
+}).then(async (code) => {
   process.exitCode = code;
+  await flushed(process.stdout);
+  await flushed(process.stderr);
+  // Done, and nothing else running: exit now instead of letting Node tear the heap down first, a few
+  // milliseconds after every command (the exit handlers still run).
+  if (onlyOutputLeft()) process.exit(code);
 });

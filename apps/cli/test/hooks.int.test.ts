@@ -105,6 +105,21 @@ describe("icode workflow run: lifecycle hooks", SLOW, () => {
     expect(events[2]).toMatchObject({ run_id: second.json.run_id, outcome: "completed", reason: "" });
   });
 
+  it("does not exit before a non-blocking hook has finished", async () => {
+    const p = project();
+    const late = join(p.dir, "late.log");
+    withHooks(p, [
+      { event: "session_end", command: `sleep 0.5; cat > '${late}.part' && mv '${late}.part' '${late}'` },
+    ]);
+    const r = await runJson(p, "echo", ["--input", "hi"]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    // No waiting here: the process was still there for the hook, which read its event and wrote it.
+    expect(JSON.parse(readFileSync(late, "utf8"))).toMatchObject({
+      event: "session_end",
+      workflow_id: "echo",
+    });
+  });
+
   it("reports the outcome and reason of failed and timed-out runs, with the project folder as cwd", async () => {
     const p = project({ ".chrys/workflows/hooked.py": PROJECT_WF });
     const log = withHooks(p);
