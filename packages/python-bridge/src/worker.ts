@@ -94,6 +94,8 @@ const BACKSTOP_SWEEP_MS = 100;
 const SIGNAL_POLL_MS = 2;
 const SIGNAL_LISTEN_MS = 50;
 const CLOSE_GRACE_MS = 2_000;
+/** Corked output past this many characters (a pipe's buffer) is written at once, within the tick. */
+const CORK_FLUSH_CHARS = 64 * 1024;
 const EXIT_DRAIN_MS = 100;
 const STDERR_TAIL_BYTES = 16 * 1024;
 /** How long a timed-out load gets to dump its stacks before it is killed. */
@@ -196,6 +198,8 @@ export class PythonWorker extends EventEmitter<PythonWorkerEvents> {
   private pollTimer: NodeJS.Timeout | null = null;
   private backstopTimer: NodeJS.Timeout | null = null;
   private corked = false;
+  /** Characters written since the stream was corked (see `write`). */
+  private corkedChars = 0;
   private nextId = 1;
   private load_: PendingLoad | null = null;
   private state: "starting" | "ready" | "loading" | "loaded" | "load_failed" | "exited" = "starting";
@@ -398,8 +402,9 @@ export class PythonWorker extends EventEmitter<PythonWorkerEvents> {
   }
 
   /**
-   * Writes a framed message. The calls started in one tick (a fan-out) go out in one system call: the
-   * first corks the stream and the end of the tick uncorks it.
+   * Writes a framed message. The calls started in one tick (a fan-out) go out together: the first corks the
+   * stream and the end of the tick uncorks it. A burst goes out every `CORK_FLUSH_CHARS`, so that the worker
+   * starts on the first calls of a large fan-out while the engine is still starting the others.
    */
   private write(data: string): void {
     if (!this.corked) {
@@ -408,10 +413,17 @@ export class PythonWorker extends EventEmitter<PythonWorkerEvents> {
       process.nextTick(this.uncork);
     }
     this.input.write(data);
+    this.corkedChars += data.length;
+    if (this.corkedChars >= CORK_FLUSH_CHARS) {
+      this.corkedChars = 0;
+      this.input.uncork();
+      this.input.cork();
+    }
   }
 
   private readonly uncork = (): void => {
     this.corked = false;
+    this.corkedChars = 0;
     this.input.uncork();
   };
 

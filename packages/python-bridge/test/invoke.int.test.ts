@@ -91,9 +91,12 @@ async def blocking_async(value):
     time.sleep(float(value.text))
     return "blocked"
 
+def stamp(value):
+    return repr(time.time())
+
 names = {}
 for fn in [plain, structured, awaiting, reporter, raiser, exits, not_serializable, too_deep, returns_int, sleeper,
-           async_sleeper, burst, heavy, asker, polite_asker, blocking_async]:
+           async_sleeper, burst, heavy, asker, polite_asker, blocking_async, stamp]:
     names[fn.__name__] = wf.python(fn.__name__, fn, timeout=None)
 wf.start(names["plain"])
 for name, handle in names.items():
@@ -309,6 +312,22 @@ describe("many calls at once", () => {
     expect(outcomes.map((outcome) => outcome.ok && outcome.kind === "node" && outcome.value.text)).toEqual(
       texts.map((text) => text.toUpperCase()),
     );
+  });
+
+  test("calls over 64 KiB started in one tick reach the worker while that tick still runs", async () => {
+    const worker = await loaded(workspace({ "n.py": NODES }), "n.py");
+    const input = "x".repeat(1000);
+    const pending = Array.from({ length: 100 }, () => worker.invoke(node("stamp", input)));
+    const busyUntil = Date.now() + 500; // the engine is still busy starting the rest of a large fan-out
+    while (Date.now() < busyUntil) {}
+    const outcomes = await Promise.all(pending);
+    const started = outcomes.map((outcome) =>
+      outcome.ok && outcome.kind === "node" ? Number(outcome.value.text) : NaN,
+    );
+    expect(started.every(Number.isFinite)).toBe(true);
+    // The first ~64 KiB went out at once and ran during the busy tick; the rest after it.
+    expect(Math.min(...started) * 1000).toBeLessThan(busyUntil);
+    expect(Math.max(...started) * 1000).toBeGreaterThanOrEqual(busyUntil - 1);
   });
 });
 

@@ -39,6 +39,9 @@ export interface PythonExecutorOptions {
   maxLeakedThreads?: number;
 }
 
+/** Calls sent together at most: a fan-out of thousands goes out in batches of this many as it starts. */
+export const SEND_BATCH = 256;
+
 /** Leaked threads a worker may keep before the engine treats it as lost (clarification 19). */
 export const DEFAULT_MAX_LEAKED_THREADS = 32;
 
@@ -70,6 +73,7 @@ export function pythonExecutors(worker: PythonWorker, options: PythonExecutorOpt
   let queued: Outgoing<unknown>[] = [];
 
   const sendQueued = (): void => {
+    if (queued.length === 0) return;
     const sends = queued;
     queued = [];
     options.beforeSend?.();
@@ -107,6 +111,9 @@ export function pythonExecutors(worker: PythonWorker, options: PythonExecutorOpt
   ): Promise<R | Failed> {
     return new Promise<R | Failed>((resolve, reject) => {
       const call: Outgoing<R> = { request, io, options: invokeOptions, finish, resolve, reject };
+      // A large fan-out is sent in batches as it starts: the worker runs the first calls while the
+      // scheduler starts the rest (their events are written before each batch, as for the last one).
+      if (queued.length >= SEND_BATCH) sendQueued();
       if (queued.push(call as Outgoing<unknown>) === 1) queueMicrotask(sendQueued);
     });
   }
