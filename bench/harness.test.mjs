@@ -410,3 +410,32 @@ describe("generated workflows", () => {
     }
   });
 });
+
+describe("warm-up", () => {
+  test("every peer warms up on the same shape at up to 1,000 nodes, within its run and time budget", async () => {
+    const { sample } = await import("./children/peer-shapes.mjs");
+    const { warmupNodes } = await import("./lib/suites.mjs");
+    assert.equal(warmupNodes(100), 100);
+    assert.equal(warmupNodes(10_000), 1_000);
+    const sizes = [];
+    const once = async ({ n }) => {
+      sizes.push(n);
+      return { buildMs: 0 };
+    };
+    const printed = [];
+    const write = process.stdout.write;
+    process.stdout.write = (text) => printed.push(text);
+    try {
+      await sample(
+        { shape: "chain", n: 10_000, reps: 2, warmup: { n: 1_000, runs: 3, budget_ms: 60_000 } },
+        once,
+      );
+      // A budget already spent stops the warm-up after its first run.
+      await sample({ shape: "chain", n: 100, reps: 1, warmup: { n: 100, runs: 3, budget_ms: 0 } }, once);
+    } finally {
+      process.stdout.write = write;
+    }
+    assert.deepEqual(sizes, [1_000, 1_000, 1_000, 10_000, 10_000, 100, 100]);
+    assert.equal(JSON.parse(printed[0]).samples_ms.length, 2);
+  });
+});

@@ -3,8 +3,8 @@
 // (or a handle on the active run whose `result` settles with that object).
 // Modes: "runs" (sequential runs after one warm-up run), "concurrent" (`concurrency` runs at once per
 // sample) and "soak" (`soakRuns` sequential runs, resident memory measured after `soakMark` runs and at the
-// end). Every run's outcome and output are checked. With `warmup: "light"` (quick runs) the warm-up is a run
-// of the 10-node chain plus `engine.trust(workflowId)` instead of a full run of the measured workflow.
+// end). Every run's outcome and output are checked. Before the measured runs, `warmup` (see `warmUp`) brings
+// the process to its steady state; the soak starts from one run of its workflow.
 // Usage: node [--expose-gc] engine-api.mjs <job.json>. Prints one JSON line: { status: "ok" | "unavailable" | "error", … }.
 import { readdirSync, readFileSync } from "node:fs";
 import { checkRunResult } from "../lib/check.mjs";
@@ -119,10 +119,16 @@ async function main() {
   const samples = [];
   const memory = {};
   try {
-    if (job.warmup === "light" && job.mode !== "soak" && typeof engine.trust === "function") {
-      // A quick run: warm this process on the small workflow, and only trust (load, not run) the measured one.
-      await runWorkflow("chain-10", "x", { kind: "echo", text: "x" });
+    if (job.warmup && typeof engine.trust === "function") {
+      // Trust the measured workflow (its load also fills the compiled-Python cache), then run the warm-up
+      // workflow (the same shape, at most 1,000 nodes) until `runs` runs or `budget_ms` have passed: V8
+      // compiles the engine's hot paths over the first few thousand nodes, which are not its steady state.
       await engine.trust(job.workflowId);
+      const { workflow_id, input, expect, runs, budget_ms } = job.warmup;
+      const started = performance.now();
+      for (let run = 0; run < runs && (run === 0 || performance.now() - started < budget_ms); run++) {
+        await runWorkflow(workflow_id, input, expect);
+      }
     } else {
       await runWorkflow(job.workflowId, job.input, job.expect);
     }

@@ -21,11 +21,21 @@ export function checkFanout(text, n) {
 }
 
 /**
- * Runs `once()` (build the graph and run it) `reps` times after one small warm-up, and prints
+ * Runs `once()` (build the graph and run it) `reps` times after the warm-up, and prints
  * `{ samples_ms, build_ms, run_ms }`. `once` returns `{ buildMs }` so build and execution can be told apart.
+ * The warm-up is the engine's (see `warmupNodes` in lib/suites.mjs): up to `warmup.runs` runs of the same
+ * shape at `warmup.n` nodes, stopping once `warmup.budget_ms` have passed.
  */
 export async function sample(job, once) {
-  await once({ ...job, n: Math.min(job.n, 10) });
+  const warmup = job.warmup ?? { n: Math.min(job.n, 10), runs: 1, budget_ms: 0 };
+  const started = performance.now();
+  for (
+    let run = 0;
+    run < warmup.runs && (run === 0 || performance.now() - started < warmup.budget_ms);
+    run++
+  ) {
+    await once({ ...job, n: warmup.n });
+  }
   const samples = [];
   const build = [];
   for (let rep = 0; rep < job.reps; rep++) {

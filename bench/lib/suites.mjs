@@ -361,6 +361,15 @@ function medianPhases(phases) {
   return result;
 }
 
+/**
+ * The size of the warm-up runs before a workload of `n` nodes: the workload itself up to 1,000 nodes, else
+ * the same shape at 1,000. Every in-process subject (the engine API, each peer, dask) warms up the same way:
+ * up to `warmupRuns` runs, stopping once `warmupBudgetS` have passed.
+ */
+export function warmupNodes(n) {
+  return Math.min(n, 1_000);
+}
+
 /** Reps of one engine workload in a plan. */
 function repsOf(plan, w, cli) {
   if (w.shape === "concurrent") return plan.concurrentReps;
@@ -423,14 +432,22 @@ export function engineApi(ctx) {
     );
   };
 
-  for (const w of engineWorkloads(plan.apiSizes, plan.apiShapes)) {
+  const workloads = engineWorkloads(plan.apiSizes, plan.apiShapes);
+  for (const w of workloads) {
     const reps = repsOf(plan, w, false);
-    const warmup = plan.lightWarmup ? "light" : "run";
+    const warm = workloads.find((other) => other.shape === w.shape && other.n === warmupNodes(w.n)) ?? w;
+    const warmup = {
+      workflow_id: warm.workflowId,
+      input: warm.input,
+      expect: warm.expect,
+      runs: plan.warmupRuns,
+      budget_ms: plan.warmupBudgetS * 1000,
+    };
     const job =
       w.shape === "concurrent"
         ? { mode: "concurrent", concurrency: 8, reps, warmup }
         : { mode: "runs", reps, warmup };
-    records.push(runChild(w, job, plan.boundS * (reps + 1)));
+    records.push(runChild(w, job, plan.boundS * (reps + 1) + plan.warmupBudgetS));
   }
   if (plan.apiShapes.includes("soak")) {
     const w = {
@@ -566,7 +583,12 @@ export function peer(ctx, { group, name, script, subject }) {
   for (const w of peerWorkloads(plan.peerSizes, plan.peerShapes)) {
     ctx.log(`${name}: ${w.label}`);
     const attempt = (reps) => {
-      const argv = [process.execPath, child(script), JSON.stringify({ shape: w.shape, n: w.n, reps })];
+      const warmup = { n: warmupNodes(w.n), runs: plan.warmupRuns, budget_ms: plan.warmupBudgetS * 1000 };
+      const argv = [
+        process.execPath,
+        child(script),
+        JSON.stringify({ shape: w.shape, n: w.n, reps, warmup }),
+      ];
       const timeoutS = plan.peerBoundS * reps + 60;
       const run = runMeasured(ctx.python, { argv, env, timeoutS }).runs[0];
       const report = run.exit_codes[0] === 0 ? lastJsonLine(run.stdout[0]) : null;
@@ -628,7 +650,8 @@ export function dask(ctx) {
     ctx.log(`dask: ${w.label}`);
     const reps = w.n >= 10_000 ? 1 : plan.daskReps;
     const script = join(BENCH_DIR, "python", "dask_shapes.py");
-    const argv = [ctx.daskPython.executable, script, w.shape, String(w.n), String(reps)];
+    const warmup = [warmupNodes(w.n), plan.warmupRuns, plan.warmupBudgetS * 1000].map(String);
+    const argv = [ctx.daskPython.executable, script, w.shape, String(w.n), String(reps), ...warmup];
     const timeoutS = plan.peerBoundS * reps + 30;
     const run = runMeasured(ctx.python, { argv, env, timeoutS }).runs[0];
     const report = run.exit_codes[0] === 0 ? lastJsonLine(run.stdout[0]) : null;

@@ -1,6 +1,6 @@
 """Peer workloads on dask's threaded scheduler (in-process Python), on the same graph shapes as the engine.
 
-Usage: ``dask_shapes.py <shape> <n> <reps>`` with shape ``chain``, ``fanout``, ``loop``, ``value`` or
+Usage: ``dask_shapes.py <shape> <n> <reps> [<warm-up n> <warm-up runs> <warm-up budget ms>]`` with shape ``chain``, ``fanout``, ``loop``, ``value`` or
 ``concurrent``. Each sample times building the task graph (a dict, as dask's documentation describes for
 custom graphs) plus ``dask.threaded.get``. dask has no loop construct: a loop of n iterations of a two-node
 body is its unrolled chain of 2n tasks. Prints one JSON line with every sample in milliseconds. Needs dask;
@@ -78,7 +78,14 @@ def run_once(shape: str, n: int) -> None:
 
 def main() -> int:
     shape, n, reps = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-    run_once(shape, min(n, 10))
+    # The warm-up of every in-process subject (see warmupNodes in lib/suites.mjs): up to `runs` runs of the
+    # same shape at `warm_n` nodes, stopping once `budget_ms` have passed.
+    warm_n, runs, budget_ms = (int(arg) for arg in sys.argv[4:7]) if len(sys.argv) >= 7 else (min(n, 10), 1, 0)
+    started = time.perf_counter()
+    for run in range(runs):
+        if run > 0 and (time.perf_counter() - started) * 1000.0 >= budget_ms:
+            break
+        run_once(shape, warm_n)
     samples = []
     for _ in range(reps):
         t0 = time.perf_counter()
