@@ -8,6 +8,7 @@ import gc
 import json
 import os
 import shutil
+import sys
 import tempfile
 import textwrap
 import unittest
@@ -16,7 +17,8 @@ from typing import Any, List
 
 from chrys.workflows import BuilderScope, Retry, WorkflowBuilder, WorkflowValue
 from chrys.workflows._errors import WorkflowDefinitionError
-from chrys.workflows._loader import load_workflow
+from chrys.workflows import _protocol as proto
+from chrys.workflows._loader import LOAD_GC_THRESHOLD, load_workflow
 
 from ._support import HAS_COLUMNS, REPO_ROOT, RuleTestCase, always, here, ident
 
@@ -234,6 +236,65 @@ class LoaderHandsOverTheManifest(unittest.TestCase):
         self.assertEqual(len(loaded.callables), 500)
         self.assertEqual(loaded.definition["nodes"][499]["site"]["line"], 8)
         self.assertEqual(json.loads(json.dumps(loaded.definition)), loaded.definition)
+        # What the worker sends: the same bytes as the encoder that looks for cycles.
+        message = proto.loaded(1, loaded.definition, {"text": "", "truncated": False})
+        self.assertEqual(proto.encode(message, tree=True), proto.encode(message))
+
+
+class LoaderCollectsLessOften(unittest.TestCase):
+    """While the workflow module runs, the cyclic collector's first threshold is raised; it is put back after
+    the run, unless the module set thresholds of its own."""
+
+    def load(self, body: str) -> Any:
+        folder = tempfile.mkdtemp(prefix="icode-loader-gc-test-")
+        self.addCleanup(shutil.rmtree, folder, True)
+        entry = os.path.join(folder, "gc_probe.py")
+        with open(entry, "w", encoding="utf-8") as handle:
+            handle.write(
+                "import gc\n"
+                "from chrys.workflows import WorkflowBuilder\n"
+                "seen = gc.get_threshold()\n"
+                f"{body}\n"
+                "wf = WorkflowBuilder('GC')\n"
+                "node = wf.python('n', lambda value: value)\n"
+                "wf.start(node)\n"
+                "wf.output(node)\n"
+                "workflow = wf.build()\n"
+            )
+        self.addCleanup(sys.modules.pop, "gc_probe", None)
+        loaded, diagnostics, _ = load_workflow(entry, None, os.path.join(REPO_ROOT, "python"))
+        self.assertEqual(diagnostics, [])
+        assert loaded is not None
+        return loaded.module
+
+    def test_threshold_is_raised_while_the_module_runs_and_put_back(self) -> None:
+        saved = gc.get_threshold()
+        self.addCleanup(gc.set_threshold, *saved)
+        gc.set_threshold(700, 10, 10)
+        module = self.load("")
+        self.assertEqual(module.seen, (LOAD_GC_THRESHOLD, 10, 10))
+        self.assertEqual(gc.get_threshold(), (700, 10, 10))
+
+    def test_thresholds_the_module_sets_are_kept(self) -> None:
+        saved = gc.get_threshold()
+        self.addCleanup(gc.set_threshold, *saved)
+        gc.set_threshold(700, 10, 10)
+        self.load("gc.set_threshold(1234, 5, 5)")
+        self.assertEqual(gc.get_threshold(), (1234, 5, 5))
+
+    def test_a_module_that_fails_puts_it_back_too(self) -> None:
+        saved = gc.get_threshold()
+        self.addCleanup(gc.set_threshold, *saved)
+        gc.set_threshold(700, 10, 10)
+        folder = tempfile.mkdtemp(prefix="icode-loader-gc-test-")
+        self.addCleanup(shutil.rmtree, folder, True)
+        entry = os.path.join(folder, "gc_fails.py")
+        with open(entry, "w", encoding="utf-8") as handle:
+            handle.write("raise RuntimeError('top-level failure')\n")
+        loaded, diagnostics, _ = load_workflow(entry, None, os.path.join(REPO_ROOT, "python"))
+        self.assertIsNone(loaded)
+        self.assertEqual(diagnostics[0]["code"], "load_error")
+        self.assertEqual(gc.get_threshold(), (700, 10, 10))
 
 
 if __name__ == "__main__":

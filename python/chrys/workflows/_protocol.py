@@ -70,9 +70,15 @@ class ProtocolError(Exception):
         self.call_id = call_id
 
 
-def encode(message: Dict[str, Any]) -> bytes:
-    """One framed message: compact JSON, UTF-8, newline. Unpaired surrogates become ``?`` (never invalid UTF-8)."""
-    text = _encode(message)
+_TREE_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False, check_circular=False)
+"""``_ENCODER`` without the cycle check (~10% of encoding a Definition): for messages the SDK builds itself."""
+
+
+def encode(message: Dict[str, Any], tree: bool = False) -> bytes:
+    """One framed message: compact JSON, UTF-8, newline. Unpaired surrogates become ``?`` (never invalid UTF-8).
+    ``tree``: the message is known to hold no reference cycle (a ``loaded`` one: the builder makes the
+    Definition of copies of checked JSON values), so it is encoded without looking for one."""
+    text = (_TREE_ENCODER.encode if tree else _encode)(message)
     try:
         data = text.encode("utf-8")
     except UnicodeEncodeError:
