@@ -22,16 +22,18 @@ describe("systemClock", () => {
       fired.push(name);
       at[name] = performance.now() - start;
     };
-    systemClock.setTimer(40, mark("a40"));
-    systemClock.setTimer(10, mark("b10"));
+    // Delays far apart, so that a loaded machine (the test suites run in parallel) cannot reorder them:
+    // the 5 ms sleep would have to take 60 ms.
+    systemClock.setTimer(150, mark("a150"));
+    systemClock.setTimer(60, mark("b60"));
     await sleep(5);
-    systemClock.setTimer(40, mark("c40"));
+    systemClock.setTimer(150, mark("c150"));
     systemClock.setTimer(0, mark("d0"));
-    await sleep(120);
-    expect(fired).toEqual(["d0", "b10", "a40", "c40"]);
-    expect(at.b10).toBeGreaterThanOrEqual(9);
-    expect(at.a40).toBeGreaterThanOrEqual(39);
-    expect(at.c40).toBeGreaterThanOrEqual(44);
+    await sleep(400);
+    expect(fired).toEqual(["d0", "b60", "a150", "c150"]);
+    expect(at.b60).toBeGreaterThanOrEqual(59);
+    expect(at.a150).toBeGreaterThanOrEqual(149);
+    expect(at.c150).toBeGreaterThanOrEqual(154);
   });
 
   it("never fires a cancelled timer, and cancel is idempotent", async () => {
