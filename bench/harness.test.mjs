@@ -415,8 +415,9 @@ describe("warm-up", () => {
   test("every peer warms up on the same shape at up to 1,000 nodes, within its run and time budget", async () => {
     const { sample } = await import("./children/peer-shapes.mjs");
     const { warmupNodes } = await import("./lib/suites.mjs");
-    assert.equal(warmupNodes(100), 100);
-    assert.equal(warmupNodes(10_000), 1_000);
+    assert.equal(warmupNodes({ warmupMaxNodes: 1_000 }, 100), 100);
+    assert.equal(warmupNodes({ warmupMaxNodes: 1_000 }, 10_000), 1_000);
+    assert.equal(warmupNodes({ warmupMaxNodes: 100 }, 1_000), 100);
     const sizes = [];
     const once = async ({ n }) => {
       sizes.push(n);

@@ -362,12 +362,12 @@ function medianPhases(phases) {
 }
 
 /**
- * The size of the warm-up runs before a workload of `n` nodes: the workload itself up to 1,000 nodes, else
- * the same shape at 1,000. Every in-process subject (the engine API, each peer, dask) warms up the same way:
- * up to `warmupRuns` runs, stopping once `warmupBudgetS` have passed.
+ * The size of the warm-up runs before a workload of `n` nodes: the workload itself up to `plan.warmupMaxNodes`
+ * (1,000; 100 in a quick run), else the same shape at that size. Every in-process subject (the engine API,
+ * each peer, dask) warms up the same way: up to `warmupRuns` runs, stopping once `warmupBudgetS` have passed.
  */
-export function warmupNodes(n) {
-  return Math.min(n, 1_000);
+export function warmupNodes(plan, n) {
+  return Math.min(n, plan.warmupMaxNodes);
 }
 
 /** Reps of one engine workload in a plan. */
@@ -435,7 +435,8 @@ export function engineApi(ctx) {
   const workloads = engineWorkloads(plan.apiSizes, plan.apiShapes);
   for (const w of workloads) {
     const reps = repsOf(plan, w, false);
-    const warm = workloads.find((other) => other.shape === w.shape && other.n === warmupNodes(w.n)) ?? w;
+    const warm =
+      workloads.find((other) => other.shape === w.shape && other.n === warmupNodes(plan, w.n)) ?? w;
     const warmup = {
       workflow_id: warm.workflowId,
       input: warm.input,
@@ -583,7 +584,11 @@ export function peer(ctx, { group, name, script, subject }) {
   for (const w of peerWorkloads(plan.peerSizes, plan.peerShapes)) {
     ctx.log(`${name}: ${w.label}`);
     const attempt = (reps) => {
-      const warmup = { n: warmupNodes(w.n), runs: plan.warmupRuns, budget_ms: plan.warmupBudgetS * 1000 };
+      const warmup = {
+        n: warmupNodes(plan, w.n),
+        runs: plan.warmupRuns,
+        budget_ms: plan.warmupBudgetS * 1000,
+      };
       const argv = [
         process.execPath,
         child(script),
@@ -650,7 +655,7 @@ export function dask(ctx) {
     ctx.log(`dask: ${w.label}`);
     const reps = w.n >= 10_000 ? 1 : plan.daskReps;
     const script = join(BENCH_DIR, "python", "dask_shapes.py");
-    const warmup = [warmupNodes(w.n), plan.warmupRuns, plan.warmupBudgetS * 1000].map(String);
+    const warmup = [warmupNodes(plan, w.n), plan.warmupRuns, plan.warmupBudgetS * 1000].map(String);
     const argv = [ctx.daskPython.executable, script, w.shape, String(w.n), String(reps), ...warmup];
     const timeoutS = plan.peerBoundS * reps + 30;
     const run = runMeasured(ctx.python, { argv, env, timeoutS }).runs[0];
