@@ -1,13 +1,14 @@
 // Engine workloads through the public engine API, in a process of their own:
 //   createEngine({ cwd, env }).run({ workflowId, input, trust: true }) → { outcome, outputs, … }
 // (or a handle on the active run whose `result` settles with that object).
-// Modes: "runs" (sequential runs after one warm-up run), "concurrent" (`concurrency` runs at once per
+// Modes: "runs" (sequential runs after the warm-up), "concurrent" (`concurrency` runs at once per
 // sample) and "soak" (`soakRuns` sequential runs, resident memory measured after `soakMark` runs and at the
-// end). Every run's outcome and output are checked. Before the measured runs, `warmup` (see `warmUp`) brings
-// the process to its steady state; the soak starts from one run of its workflow.
+// end). Every run's outcome and output are checked. Before the measured runs, `job.warmup` (see
+// lib/warmup.mjs) brings the process to its steady state; the soak starts from one run of its workflow.
 // Usage: node [--expose-gc] engine-api.mjs <job.json>. Prints one JSON line: { status: "ok" | "unavailable" | "error", … }.
 import { readdirSync, readFileSync } from "node:fs";
 import { checkRunResult } from "../lib/check.mjs";
+import { warmUp } from "../lib/warmup.mjs";
 
 const job = JSON.parse(readFileSync(process.argv[2], "utf8"));
 
@@ -121,14 +122,11 @@ async function main() {
   try {
     if (job.warmup && typeof engine.trust === "function") {
       // Trust the measured workflow (its load also fills the compiled-Python cache), then run the warm-up
-      // workflow (the same shape, at most 1,000 nodes) until `runs` runs or `budget_ms` have passed: V8
-      // compiles the engine's hot paths over the first few thousand nodes, which are not its steady state.
+      // workflow (the same shape, at most `warmupMaxNodes` nodes) until `runs` runs or `budget_ms` have
+      // passed: V8 compiles the engine's hot paths over its first runs, which are not its steady state.
       await engine.trust(job.workflowId);
       const { workflow_id, input, expect, runs, budget_ms } = job.warmup;
-      const started = performance.now();
-      for (let run = 0; run < runs && (run === 0 || performance.now() - started < budget_ms); run++) {
-        await runWorkflow(workflow_id, input, expect);
-      }
+      await warmUp({ runs, budgetMs: budget_ms }, () => runWorkflow(workflow_id, input, expect));
     } else {
       await runWorkflow(job.workflowId, job.input, job.expect);
     }

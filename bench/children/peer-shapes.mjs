@@ -1,4 +1,5 @@
 // Shared by the peer children: the workload shapes, the large value, and the sample loop.
+import { warmUp } from "../lib/warmup.mjs";
 
 /** The large value: four ASCII strings of this many characters (15.94 MiB in all), as the engine workload. */
 export const VALUE_PART = 4_177_920;
@@ -28,14 +29,7 @@ export function checkFanout(text, n) {
  */
 export async function sample(job, once) {
   const warmup = job.warmup ?? { n: Math.min(job.n, 10), runs: 1, budget_ms: 0 };
-  const started = performance.now();
-  for (
-    let run = 0;
-    run < warmup.runs && (run === 0 || performance.now() - started < warmup.budget_ms);
-    run++
-  ) {
-    await once({ ...job, n: warmup.n });
-  }
+  await warmUp({ runs: warmup.runs, budgetMs: warmup.budget_ms }, () => once({ ...job, n: warmup.n }));
   const samples = [];
   const build = [];
   for (let rep = 0; rep < job.reps; rep++) {
