@@ -186,6 +186,89 @@ class DecodeRequestTest(unittest.TestCase):
             proto.decode_request(b"\xff\xfe")
 
 
+def _fan_out(width: int) -> Dict[str, Any]:
+    """The Definition of a workflow whose branches, and their edges, are each declared at one site in a loop."""
+    from chrys.workflows import WorkflowBuilder
+
+    def echo(value: Any) -> Any:
+        return value
+
+    wf = WorkflowBuilder("fan-out")
+    src = wf.python("src", echo)
+    branches = [wf.python("b%d" % i, echo) for i in range(width)]
+    for branch in branches:
+        wf.edge(src, branch)
+    sink = wf.python("sink", echo)
+    wf.join(branches, sink)
+    wf.start(src)
+    wf.output(sink)
+    manifest: Dict[str, Any] = wf.build().definition.to_manifest()
+    return manifest
+
+
+class LoadResultSitesTest(unittest.TestCase):
+    """``load_result`` sends each distinct site once and refers to it by index (protocol version 3)."""
+
+    def test_each_site_is_sent_once_and_the_definition_refers_to_it_by_index(self) -> None:
+        definition = _fan_out(50)
+        before = json.dumps(definition, sort_keys=True)
+        message = json.loads(proto.encode(proto.loaded(1, definition, OUTPUT), tree=True))
+        sites, wire = message["sites"], message["definition"]
+        distinct = {json.dumps(item["site"], sort_keys=True) for item in definition["nodes"] + definition["edges"]}
+        distinct.add(json.dumps(definition["build_site"], sort_keys=True))
+        # Six sites for 154 nodes and edges: src, the branches, the edges' loop, sink, join() (its node and all
+        # its edges), and build().
+        self.assertEqual(len(definition["nodes"]) + len(definition["edges"]), 53 + 101)
+        self.assertEqual(len(sites), len(distinct))
+        self.assertEqual(len(sites), 6)
+        self.assertEqual(len({json.dumps(site, sort_keys=True) for site in sites}), len(sites))
+        # Putting the sites back, as the bridge does, gives the Definition itself.
+        for item in wire["nodes"] + wire["edges"]:
+            self.assertIsInstance(item["site"], int)
+            item["site"] = sites[item["site"]]
+        wire["build_site"] = sites[wire["build_site"]]
+        self.assertEqual(wire, definition)
+        # The loaded workflow's own Definition is left as it was.
+        self.assertEqual(json.dumps(definition, sort_keys=True), before)
+
+    def test_the_message_is_built_with_the_collector_paused_and_the_collector_is_left_as_it_was(self) -> None:
+        import gc
+
+        definition = _fan_out(2000)
+        collections = [0]
+
+        def seen(phase: str, info: Dict[str, Any]) -> None:
+            if phase == "start":
+                collections[0] += 1
+
+        was = gc.get_threshold()
+        try:
+            for enabled in (True, False):
+                (gc.enable if enabled else gc.disable)()
+                gc.set_threshold(1)  # without the pause, building the message's copies would collect
+                gc.callbacks.append(seen)
+                try:
+                    data = proto.loaded_bytes(1, definition, OUTPUT)
+                finally:
+                    gc.callbacks.remove(seen)
+                    gc.set_threshold(*was)
+                self.assertEqual(gc.isenabled(), enabled)
+                self.assertEqual(json.loads(data), proto.loaded(1, definition, OUTPUT))
+        finally:
+            gc.enable()
+        self.assertEqual(collections[0], 0)
+
+    def test_a_missing_site_stays_null(self) -> None:
+        definition = _fan_out(1)
+        definition["nodes"][0]["site"] = None
+        definition["build_site"] = None
+        message = proto.loaded(1, definition, OUTPUT)
+        self.assertIsNone(message["definition"]["nodes"][0]["site"])
+        self.assertIsNone(message["definition"]["build_site"])
+        self.assertIsInstance(message["definition"]["nodes"][1]["site"], int)
+        assert_from_worker(self, message)
+
+
 class MessageBuildersTest(unittest.TestCase):
     """Every message the worker builds matches the engine's schema."""
 
@@ -201,7 +284,7 @@ class MessageBuildersTest(unittest.TestCase):
             proto.hello("0.1.0", python_info(), os.getpid(), "/cache"),
             proto.hello("0.1.0", python_info(), os.getpid(), None),
             proto.load_output(1, "x"),
-            proto.loaded(1, {"format": 1}, OUTPUT),
+            proto.loaded(1, _fan_out(3), OUTPUT),
             proto.load_failed(1, [diagnostic("syntax_error", "SyntaxError: x", file="/f.py", line=1)], False, OUTPUT),
             proto.node_result(2, value, ["a->b"], OUTPUT, 0),
             proto.until_result(3, False, OUTPUT, 2),

@@ -11,6 +11,7 @@ import {
   frameToWorker,
   LIMITS,
   PROTOCOL_VERSION,
+  placeSites,
   StringFrameHeaderSchema,
   StringRefSchema,
   successOutcome,
@@ -120,7 +121,17 @@ const FROM_WORKER: FromWorkerMessage[] = [
     type: "load_result",
     id: 1,
     ok: true,
-    definition: { format: 1, title: "Echo", nodes: [] },
+    definition: {
+      format: 1,
+      title: "Echo",
+      nodes: [{ id: "echo", kind: "python", site: 0 }],
+      edges: [],
+      build_site: 1,
+    },
+    sites: [
+      { file: "/work/.chrys/workflows/echo.py", line: 4, column: 8, end_line: 4, end_column: 31 },
+      { file: "/work/.chrys/workflows/echo.py", line: 7, column: 12, end_line: 7, end_column: 22 },
+    ],
     output: OUTPUT,
   },
   {
@@ -456,5 +467,51 @@ describe("string frame headers", () => {
   test("StringRefSchema describes the entries SharedStrings writes", () => {
     expect(StringRefSchema.safeParse({ ref: 3, at: ["input", "data", 0] }).success).toBe(true);
     expect(StringRefSchema.safeParse({ ref: 3, at: [] }).success).toBe(false);
+  });
+});
+
+describe("placeSites", () => {
+  const A = { file: "/w/fan.py", line: 3, column: 1, end_line: 3, end_column: 20 };
+  const B = { file: "/w/fan.py", line: 9, column: 5, end_line: 9, end_column: 15 };
+
+  test("puts each site back where its index stood, shared by every node and edge that named it", () => {
+    const definition = {
+      nodes: [
+        { id: "a", site: 0 },
+        { id: "b", site: 0 },
+        { id: "c", site: null },
+      ],
+      edges: [{ source: "a", target: "b", site: 1 }],
+      build_site: 1,
+    };
+    expect(placeSites(definition, [A, B])).toBeNull();
+    expect(definition).toEqual({
+      nodes: [
+        { id: "a", site: A },
+        { id: "b", site: A },
+        { id: "c", site: null },
+      ],
+      edges: [{ source: "a", target: "b", site: B }],
+      build_site: B,
+    });
+  });
+
+  test.each([
+    [
+      "past the end",
+      { nodes: [{ site: 2 }] },
+      /definition\.nodes\.0\.site is not an index into the 2 sites sent: 2/,
+    ],
+    ["negative", { edges: [{}, { site: -1 }] }, /definition\.edges\.1\.site .*: -1/],
+    ["not an integer", { nodes: [], build_site: 0.5 }, /definition\.build_site .*: 0\.5/],
+    ["a site object (protocol 2)", { nodes: [{ site: A }] }, /definition\.nodes\.0\.site .*\{"file"/],
+  ])("refuses an index %s", (_, definition, problem) => {
+    expect(placeSites(definition, [A, B])).toMatch(problem);
+  });
+
+  test("leaves a Definition of the wrong shape to the graph stage", () => {
+    for (const definition of [null, [], "x", { nodes: "x", edges: [1, null] }]) {
+      expect(placeSites(definition, [A])).toBeNull();
+    }
   });
 });

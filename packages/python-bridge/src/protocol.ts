@@ -13,7 +13,7 @@ import { z } from "zod";
  * must refuse after reading its first bytes.
  */
 
-export const PROTOCOL_VERSION = 2 as const;
+export const PROTOCOL_VERSION = 3 as const;
 
 export const LIMITS = {
   /**
@@ -220,8 +220,14 @@ export const LoadResultMessageSchema = z.discriminatedUnion("ok", [
     type: z.literal("load_result"),
     id: z.number().int().nonnegative(),
     ok: z.literal(true),
-    /** `workflow.definition.to_manifest()`; checked against `DefinitionSchema` by the graph stage. */
+    /**
+     * The built workflow's Definition, each `site` of a node or edge and `build_site` written as an index into
+     * `sites` (or `null`); `placeSites` puts them back, and the graph stage checks the result against
+     * `DefinitionSchema`.
+     */
     definition: z.unknown(),
+    /** Each distinct site once: nodes and edges declared in a loop share one. */
+    sites: z.array(z.unknown()),
     output: CapturedOutputSchema,
   }),
   z.object({
@@ -410,6 +416,34 @@ export function decodeParsed(raw: unknown): Decoded {
   const issue = parsed.error.issues[0];
   const where = issue && issue.path.length > 0 ? ` at ${issue.path.join(".")}` : "";
   return { ok: false, id, error: `not a protocol message${where}: ${issue?.message ?? "invalid"}` };
+}
+
+/**
+ * Puts a `load_result`'s sites back into its Definition, in place: each `site` of `nodes[i]` and `edges[i]`,
+ * and `build_site`, is an index into `sites` or `null` on the wire. Returns a problem when one is neither;
+ * any other mistake in the Definition is left to the graph stage, which names it.
+ */
+export function placeSites(definition: unknown, sites: readonly unknown[]): string | null {
+  if (!isRecord(definition)) return null;
+  const place = (holder: Record<string, unknown>, key: string, where: string): string | null => {
+    const index = holder[key];
+    if (index === null || index === undefined) return null;
+    if (typeof index !== "number" || !Number.isInteger(index) || index < 0 || index >= sites.length) {
+      return `${where} is not an index into the ${sites.length} sites sent: ${JSON.stringify(index)?.slice(0, 40)}`;
+    }
+    holder[key] = sites[index];
+    return null;
+  };
+  for (const list of ["nodes", "edges"] as const) {
+    const items = definition[list];
+    if (!Array.isArray(items)) continue;
+    for (let i = 0; i < items.length; i++) {
+      const item: unknown = items[i];
+      const problem = isRecord(item) ? place(item, "site", `definition.${list}.${i}.site`) : null;
+      if (problem !== null) return problem;
+    }
+  }
+  return place(definition, "build_site", "definition.build_site");
 }
 
 /** The framed bytes of one message (`JSON + "\n"`), or `null` when it is over the size limit. */

@@ -24,6 +24,7 @@ import {
   LIMITS,
   type LoadResultMessageSchema,
   PROTOCOL_VERSION,
+  placeSites,
   type Question,
   type ResultOutcome,
   successOutcome,
@@ -39,7 +40,7 @@ export type InvokeRequest = DistributiveOmit<z.infer<typeof InvokeMessageSchema>
 /** How a call ended: a `result` message without `type` and `id`. Call failures are results, not rejections. */
 export type InvokeOutcome = ResultOutcome;
 /** What `load` resolves to: a `load_result` message without `type` and `id`. */
-export type LoadResult = DistributiveOmit<z.infer<typeof LoadResultMessageSchema>, "type" | "id">;
+export type LoadResult = DistributiveOmit<z.infer<typeof LoadResultMessageSchema>, "type" | "id" | "sites">;
 
 export interface StartWorkerOptions extends SpawnWorkerOptions {
   /** How long to wait for `hello` (default 30 s). */
@@ -673,6 +674,13 @@ export class PythonWorker extends EventEmitter<PythonWorkerEvents> {
         const load = this.load_;
         if (load === null || load.id !== message.id || load.timedOut) return;
         const { type: _type, id: _id, ...result } = message;
+        if (result.ok) {
+          const { sites, ...loaded } = result;
+          const problem = placeSites(loaded.definition, sites);
+          if (problem !== null) this.protocolError(message.id, problem);
+          else this.finishLoad(load, loaded);
+          return;
+        }
         this.finishLoad(load, result);
         return;
       }

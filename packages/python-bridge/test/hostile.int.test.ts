@@ -16,7 +16,7 @@ def send(data):
 def message(obj):
     send(json.dumps(obj, separators=(",", ":")).encode() + b"\n")
 output = {"text": "", "truncated": False}
-message({"type": "hello", "protocol": 2, "sdk_version": "fake", "pid": os.getpid(),
+message({"type": "hello", "protocol": 3, "sdk_version": "fake", "pid": os.getpid(),
          "python": {"executable": sys.executable, "version": "3.0.0", "version_info": [3, 0, 0],
                     "implementation": "cpython", "platform": sys.platform, "machine": "x", "libc": ""},
          "pycache_prefix": os.environ["PYTHONPYCACHEPREFIX"]})
@@ -30,7 +30,11 @@ while True:
         line, buffer = buffer.split(b"\n", 1)
         msg = json.loads(line)
         if msg["type"] == "load":
-            message({"type": "load_result", "id": msg["id"], "ok": True, "definition": {}, "output": output})
+            bad_site = msg["entry"].endswith("bad_site.py")
+            definition = {"nodes": [{"id": "a", "site": 1 if bad_site else 0}], "edges": []}
+            sites = [{"file": msg["entry"], "line": 1, "column": 1, "end_line": 1, "end_column": 9}]
+            message({"type": "load_result", "id": msg["id"], "ok": True, "definition": definition, "sites": sites,
+                     "output": output})
         elif msg["type"] == "shutdown":
             os._exit(0)
         elif msg["type"] == "invoke":
@@ -81,7 +85,7 @@ while True:
                 message(ok)
 `;
 
-async function fakeWorker() {
+async function startFake() {
   const ws = workspace();
   ws.write("sdk/chrys/workflows/_worker.py", FAKE_WORKER);
   const worker = await startWorker({
@@ -90,11 +94,35 @@ async function fakeWorker() {
     cacheDir: ws.cache,
     sdkRoot: ws.path("sdk"),
   });
+  return { ws, worker };
+}
+
+async function fakeWorker() {
+  const { ws, worker } = await startFake();
   const refused: string[] = [];
   worker.on("protocol_error", (message) => refused.push(message));
-  expect((await worker.load({ entry: ws.path("x.py"), packageDir: null })).ok).toBe(true);
+  const loaded = await worker.load({ entry: ws.path("x.py"), packageDir: null });
+  // The site sent once, by index, is back in the Definition.
+  expect(loaded).toMatchObject({ ok: true, definition: { nodes: [{ site: { file: ws.path("x.py") } }] } });
   return { worker, refused };
 }
+
+test("a load_result whose site index points past its sites fails the load as worker_failed", async () => {
+  const { ws, worker } = await startFake();
+  const loaded = await worker.load({ entry: ws.path("bad_site.py"), packageDir: null });
+  expect(loaded).toMatchObject({
+    ok: false,
+    diagnostics: [
+      {
+        code: "worker_failed",
+        message: expect.stringMatching(
+          /broke the protocol while loading: definition\.nodes\.0\.site is not an index into the 1 sites sent: 1/,
+        ),
+      },
+    ],
+  });
+  await worker.close();
+});
 
 test.each([
   ["bad_json", /not JSON/],

@@ -11,6 +11,7 @@ message it has to refuse after reading only its first bytes.
 
 from __future__ import annotations
 
+import gc
 import itertools
 import json
 import re
@@ -19,7 +20,7 @@ from typing import Any, Callable, Container, Dict, List, Optional, Tuple, Union
 
 from ._values import LARGE_STRING_CHARS
 
-PROTOCOL_VERSION = 2
+PROTOCOL_VERSION = 3
 
 MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 """One message between the processes, UTF-8, newline included, counting every large string it carries or
@@ -610,7 +611,47 @@ def load_output(call_id: int, text: str) -> Dict[str, Any]:
 
 
 def loaded(call_id: int, definition: Dict[str, Any], captured: Dict[str, Any]) -> Dict[str, Any]:
-    return {"type": "load_result", "id": call_id, "ok": True, "definition": definition, "output": captured}
+    """The ``load_result`` of a built workflow. Each distinct site goes once into ``sites``, and every ``site``
+    of a node or edge, and ``build_site``, becomes its index there (or stays ``None``): nodes and edges
+    declared in a loop share one site, so this halves the message of a large fan-out, and the time to write
+    and read it. The bridge puts the sites back before anything else sees the Definition."""
+    sites: List[Dict[str, Any]] = []
+    indexes: Dict[Tuple[Any, ...], int] = {}
+
+    def index_of(site: Optional[Dict[str, Any]]) -> Optional[int]:
+        if site is None:
+            return None
+        key = (site["file"], site["line"], site["column"], site["end_line"], site["end_column"])
+        index = indexes.get(key)
+        if index is None:
+            index = indexes[key] = len(sites)
+            sites.append(site)
+        return index
+
+    # Copies: the loaded workflow keeps its own Definition as it is. An item without a site (past MAX_SITES)
+    # goes as it is.
+    wire = dict(definition)
+    wire["nodes"] = [
+        node if node["site"] is None else {**node, "site": index_of(node["site"])} for node in definition["nodes"]
+    ]
+    wire["edges"] = [
+        edge if edge["site"] is None else {**edge, "site": index_of(edge["site"])} for edge in definition["edges"]
+    ]
+    wire["build_site"] = index_of(definition["build_site"])
+    return {"type": "load_result", "id": call_id, "ok": True, "definition": wire, "sites": sites, "output": captured}
+
+
+def loaded_bytes(call_id: int, definition: Dict[str, Any], captured: Dict[str, Any]) -> bytes:
+    """``encode(loaded(...))`` with the cyclic garbage collector paused. The copies made for the message hold
+    no cycle and go with it, so a collection would find nothing to free; yet on a large graph one would walk
+    every object the load built (tens of milliseconds at 10,000 nodes)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return encode(loaded(call_id, definition, captured), tree=True)
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def load_failed(

@@ -412,7 +412,7 @@ class Worker:
                 self._route_streams()  # top-level code may have replaced them
         captured = capture.result()
         if loaded is not None:
-            data = proto.encode(proto.loaded(call_id, loaded.definition, captured), tree=True)
+            data = proto.loaded_bytes(call_id, loaded.definition, captured)
             if len(data) <= proto.MAX_MESSAGE_BYTES:
                 self._loaded = (loaded, message["package_dir"] or os.path.dirname(os.path.abspath(message["entry"])))
                 self.channel.send_bytes(data)
