@@ -2,7 +2,7 @@
 // the run-result check, and that the generated workflows build with the shipped Python SDK.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
@@ -438,5 +438,32 @@ describe("warm-up", () => {
     }
     assert.deepEqual(sizes, [1_000, 1_000, 1_000, 10_000, 10_000, 100, 100]);
     assert.equal(JSON.parse(printed[0]).samples_ms.length, 2);
+  });
+});
+
+describe("temporary folders", () => {
+  test("a run's folder is removed by the next run once its process is gone, never while it lives or when kept", async () => {
+    const { keepScratch, makeScratch, removeStaleScratch } = await import("./lib/scratch.mjs");
+    const root = mkdtempSync(join(tmpdir(), "icode-bench-test-"));
+    try {
+      const live = makeScratch(root); // this process's
+      const kept = makeScratch(root);
+      keepScratch(kept);
+      const interrupted = makeScratch(root);
+      const gone = spawnSync(process.execPath, ["-e", "0"]).pid; // a process that has exited
+      writeFileSync(join(interrupted, "owner.json"), JSON.stringify({ pid: gone }));
+      writeFileSync(join(interrupted, "records.jsonl"), "left behind\n");
+      const unrelated = join(root, "icode-bench-pycache");
+      mkdirSync(unrelated);
+
+      assert.deepEqual(removeStaleScratch(root), [interrupted]);
+      assert.deepEqual(
+        readdirSync(root).sort(),
+        [live, kept, unrelated].map((d) => d.slice(root.length + 1)).sort(),
+      );
+      assert.deepEqual(removeStaleScratch(join(root, "missing")), []);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 });

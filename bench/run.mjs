@@ -2,13 +2,14 @@
 // against peer engines, prints one table and writes bench/results/latest.json (and latest.md, the table).
 // Run it through `pnpm bench`, which builds the CLI and the engine first.
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { findDaskPython, resolvePython } from "./lib/procs.mjs";
+import { findDaskPython, resolvePython, useScratch } from "./lib/procs.mjs";
 import { readProfile, topFunctions } from "./lib/profile.mjs";
 import { buildTable, targetSummary } from "./lib/report.mjs";
+import { keepScratch, makeScratch, removeStaleScratch } from "./lib/scratch.mjs";
 import { commands, dask, engineApi, engineCli, floors, peer } from "./lib/suites.mjs";
 import { computeTargets } from "./lib/targets.mjs";
 import {
@@ -106,7 +107,8 @@ const USAGE = `Usage: pnpm bench [--quick] [--only ${SUITES.join(",")}] [--out F
   --quick   a smaller run (under two minutes on 2 cores); every target is still computed
   --only    run only these suites (targets that need the others are reported as not measured)
   --out     where to write the JSON results (default bench/results/latest.json; the table goes beside it)
-  --keep    keep the temporary folder of generated workflows and records
+  --keep    keep the temporary folder of generated workflows and records (without --keep it is removed
+            at the end, or by the next run when this one is interrupted)
   --profile write a V8 CPU profile of each engine-API workload to bench/results/profiles/ and list the
             functions with the most self time (and each run's phases) under the table
   --from    print the table and targets of an earlier results file again, without measuring
@@ -158,7 +160,9 @@ function main() {
   const log = (message) =>
     process.stderr.write(`[${((performance.now() - t0) / 1000).toFixed(1).padStart(6)} s] ${message}\n`);
 
-  const tmp = mkdtempSync(join(os.tmpdir(), "icode-bench-"));
+  for (const dir of removeStaleScratch(os.tmpdir())) log(`removed ${dir}, left by an interrupted run`);
+  const tmp = makeScratch(os.tmpdir());
+  useScratch(tmp);
   const chrysHome = join(tmp, "chrys-home");
   mkdirSync(chrysHome, { recursive: true });
   const env = { ...process.env, CHRYS_HOME: chrysHome };
@@ -276,8 +280,12 @@ function main() {
     log(`wrote ${outPath}`);
     return 0;
   } finally {
-    if (values.keep) log(`kept ${tmp}`);
-    else rmSync(tmp, { recursive: true, force: true });
+    if (values.keep) {
+      keepScratch(tmp);
+      log(`kept ${tmp}`);
+    } else {
+      rmSync(tmp, { recursive: true, force: true });
+    }
   }
 }
 

@@ -3,6 +3,7 @@
 // peak resident memory.
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { isAbsolute, join } from "node:path";
 
 const BENCH_DIR = new URL("..", import.meta.url).pathname;
@@ -55,12 +56,20 @@ export function findDaskPython(python, env) {
   return null;
 }
 
+/** Where `runMeasured` makes its folders for each call's output: the run's own temporary folder. */
+let scratchRoot = null;
+
+/** Sets the folder `runMeasured` works in (default: the system's temporary folder). */
+export function useScratch(dir) {
+  scratchRoot = dir;
+}
+
 /**
  * Runs `argv` `reps` times (each time `parallel` copies at once) through the process runner.
  * Returns `{ runs: [{ wall_ms, exit_codes, max_rss_kib, timed_out, stdout: [...], stderr: [...] }] }`.
  */
 export function runMeasured(python, { argv, cwd, env, reps = 1, parallel = 1, timeoutS = 120 }) {
-  const outDir = mkdtempSync(join(env.TMPDIR || "/tmp", "icode-bench-run-"));
+  const outDir = mkdtempSync(join(scratchRoot ?? tmpdir(), "run-"));
   try {
     const job = { argv, cwd, env, reps, parallel, timeout_s: timeoutS, out_dir: outDir };
     const result = spawnSync(python.executable, [RUNNER], {
