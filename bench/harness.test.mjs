@@ -467,3 +467,46 @@ describe("temporary folders", () => {
     }
   });
 });
+
+describe("order", () => {
+  test("subjects take turns shape by shape; a peer's runs of 10,000 come last; the engine's stay in place", async () => {
+    const { interleave } = await import("./lib/suites.mjs");
+    const tasks = (subject, keys) =>
+      keys.map((key) => {
+        const [shape, n] = key.split("/");
+        return { key: `${subject} ${key}`, shape, n: Number(n) };
+      });
+    const sizes = (shape) => [`${shape}/100`, `${shape}/1000`, `${shape}/10000`];
+    const engine = tasks("api", [...sizes("chain"), ...sizes("fanout"), "value/10", "soak/10"]);
+    const langgraph = tasks("lg", [...sizes("chain"), ...sizes("fanout"), "value/10"]);
+    const dask = tasks("dask", [...sizes("chain"), ...sizes("fanout")]);
+    assert.deepEqual(
+      interleave([engine, langgraph, dask]).map((t) => t.key),
+      [
+        "api chain/100",
+        "api chain/1000",
+        "api chain/10000",
+        "lg chain/100",
+        "lg chain/1000",
+        "dask chain/100",
+        "dask chain/1000",
+        "api fanout/100",
+        "api fanout/1000",
+        "api fanout/10000",
+        "lg fanout/100",
+        "lg fanout/1000",
+        "dask fanout/100",
+        "dask fanout/1000",
+        "api value/10",
+        "lg value/10",
+        "api soak/10",
+        "lg chain/10000",
+        "dask chain/10000",
+        "lg fanout/10000",
+        "dask fanout/10000",
+      ],
+    );
+    // The first subject (the engine) keeps its own order.
+    assert.deepEqual(interleave([langgraph]), langgraph);
+  });
+});

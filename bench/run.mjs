@@ -10,7 +10,16 @@ import { findDaskPython, resolvePython, useScratch } from "./lib/procs.mjs";
 import { readProfile, topFunctions } from "./lib/profile.mjs";
 import { buildTable, targetSummary } from "./lib/report.mjs";
 import { keepScratch, makeScratch, removeStaleScratch } from "./lib/scratch.mjs";
-import { commands, dask, engineApi, engineCli, floors, peer } from "./lib/suites.mjs";
+import {
+  commands,
+  daskTasks,
+  engineApiTasks,
+  engineCli,
+  floors,
+  interleave,
+  peerTasks,
+  runTasks,
+} from "./lib/suites.mjs";
 import { computeTargets } from "./lib/targets.mjs";
 import {
   chainSource,
@@ -240,17 +249,19 @@ function main() {
     const records = [];
     if (only.includes("floors")) records.push(...floors(ctx));
     if (only.includes("commands")) records.push(...commands(ctx));
-    if (only.includes("api")) records.push(...engineApi(ctx));
-    if (only.includes("cli")) records.push(...engineCli(ctx));
+    // The engine API, the peers and dask take turns, shape by shape: what a target compares is measured
+    // within a minute or two, not ten (see `interleave`).
+    const compared = [];
+    if (only.includes("api")) compared.push(engineApiTasks(ctx));
     if (only.includes("peers")) {
-      records.push(
-        ...peer(ctx, {
+      compared.push(
+        peerTasks(ctx, {
           group: "langgraph",
           name: "LangGraph JS",
           script: "peer-langgraph.mjs",
           subject: `@langchain/langgraph ${versions.langgraph}`,
         }),
-        ...peer(ctx, {
+        peerTasks(ctx, {
           group: "mastra",
           name: "Mastra",
           script: "peer-mastra.mjs",
@@ -258,7 +269,9 @@ function main() {
         }),
       );
     }
-    if (only.includes("dask")) records.push(...dask(ctx));
+    if (only.includes("dask")) compared.push(daskTasks(ctx));
+    records.push(...runTasks(interleave(compared)));
+    if (only.includes("cli")) records.push(...engineCli(ctx));
 
     const durationS = (performance.now() - t0) / 1000;
     const results = {

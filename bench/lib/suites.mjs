@@ -267,6 +267,48 @@ export function commands(ctx) {
   return records;
 }
 
+// ------------------------------------------------------------------------------------------- order
+
+/** One workload of one subject, measured when `run()` is called: `{ key, shape, n, run }`. */
+function task(w, run) {
+  return { key: w.key, shape: w.shape, n: w.n, run };
+}
+
+/** Runs the tasks in order and returns their records. */
+export function runTasks(tasks) {
+  return tasks.map((t) => t.run());
+}
+
+/** A peer's runs of this many nodes or more wait until every smaller workload of every subject has run. */
+const LARGE_N = 10_000;
+
+/**
+ * The order to measure several subjects' tasks in, each list in its own order, the engine's first. A target
+ * compares two subjects' costs per node between 100 and 1,000 nodes, and the machine's speed drifts over
+ * minutes, so those runs are measured close together: shape by shape, the engine's runs of that shape, then
+ * each peer's below `LARGE_N` nodes (its 100 and its 1,000 back to back). A peer's larger runs, which take
+ * minutes or do not finish, come last, shape by shape in the same way. The engine's own larger runs take
+ * seconds and stay beside its others, whose growth they measure.
+ */
+export function interleave(lists) {
+  const shapes = [];
+  for (const list of lists) for (const t of list) if (!shapes.includes(t.shape)) shapes.push(t.shape);
+  const placed = [];
+  for (const [subject, list] of lists.entries()) {
+    for (const [index, t] of list.entries()) {
+      placed.push({ t, subject, index, large: subject > 0 && t.n >= LARGE_N });
+    }
+  }
+  placed.sort(
+    (a, b) =>
+      Number(a.large) - Number(b.large) ||
+      shapes.indexOf(a.t.shape) - shapes.indexOf(b.t.shape) ||
+      a.subject - b.subject ||
+      a.index - b.index,
+  );
+  return placed.map((p) => p.t);
+}
+
 // ---------------------------------------------------------------------------------------- workloads
 
 const fmt = (n) => n.toLocaleString("en-US");
@@ -378,13 +420,14 @@ function repsOf(plan, w, cli) {
 }
 
 /**
- * The engine workloads through `createEngine().run()`, each in a child process of its own
- * (children/engine-api.mjs): one unmeasured warm-up run (it trusts the workflow and fills the compiled-Python
- * cache; in a quick run, a run of a small workflow and `engine.trust()`), then the measured runs. With `ctx.profileDir`, each child also writes a V8 CPU profile there.
+ * The engine workloads through `createEngine().run()`, one task each (see `interleave`), each measured in a
+ * child process of its own (children/engine-api.mjs): it trusts the measured workflow, warms up on runs of
+ * the same shape (`warmupNodes`), then makes the measured runs. With `ctx.profileDir`, each child also
+ * writes a V8 CPU profile there.
  */
-export function engineApi(ctx) {
+export function engineApiTasks(ctx) {
   const { plan, env } = ctx;
-  const records = [];
+  const tasks = [];
   let unavailable = null;
   const runChild = (w, job, timeoutS) => {
     const base = {
@@ -448,7 +491,7 @@ export function engineApi(ctx) {
       w.shape === "concurrent"
         ? { mode: "concurrent", concurrency: 8, reps, warmup }
         : { mode: "runs", reps, warmup };
-    records.push(runChild(w, job, plan.boundS * (reps + 1) + plan.warmupBudgetS));
+    tasks.push(task(w, () => runChild(w, job, plan.boundS * (reps + 1) + plan.warmupBudgetS)));
   }
   if (plan.apiShapes.includes("soak")) {
     const w = {
@@ -460,11 +503,13 @@ export function engineApi(ctx) {
       expect: { kind: "echo", text: "x" },
       nodes: 10,
     };
-    records.push(
-      runChild(w, { mode: "soak", soakRuns: plan.soakRuns, soakMark: plan.soakMark }, plan.soakBoundS),
+    tasks.push(
+      task(w, () =>
+        runChild(w, { mode: "soak", soakRuns: plan.soakRuns, soakMark: plan.soakMark }, plan.soakBoundS),
+      ),
     );
   }
-  return records;
+  return tasks;
 }
 
 // ------------------------------------------------------------------------------------------- engine CLI
@@ -575,108 +620,104 @@ function peerWorkloads(sizes, shapes) {
 }
 
 /**
- * One peer on every shape. Each workload first runs once in a fresh process bounded by `peerBoundS`; a run
- * past the bound is "did not finish". The remaining repetitions run only while they fit the time budget.
+ * One peer on every shape, one task per workload (see `interleave`). Each workload first runs once in a
+ * fresh process bounded by `peerBoundS`; a run past the bound is "did not finish". The remaining repetitions
+ * run only while they fit the time budget.
  */
-export function peer(ctx, { group, name, script, subject }) {
+export function peerTasks(ctx, { group, name, script, subject }) {
+  return peerWorkloads(ctx.plan.peerSizes, ctx.plan.peerShapes).map((w) =>
+    task(w, () => peerWorkload(ctx, { group, name, script, subject }, w)),
+  );
+}
+
+function peerWorkload(ctx, { group, name, script, subject }, w) {
   const { plan, env } = ctx;
-  const records = [];
-  for (const w of peerWorkloads(plan.peerSizes, plan.peerShapes)) {
-    ctx.log(`${name}: ${w.label}`);
-    const attempt = (reps) => {
-      const warmup = {
-        n: warmupNodes(plan, w.n),
-        runs: plan.warmupRuns,
-        budget_ms: plan.warmupBudgetS * 1000,
-      };
-      const argv = [
-        process.execPath,
-        child(script),
-        JSON.stringify({ shape: w.shape, n: w.n, reps, warmup }),
-      ];
-      const timeoutS = plan.peerBoundS * reps + 60;
-      const run = runMeasured(ctx.python, { argv, env, timeoutS }).runs[0];
-      const report = run.exit_codes[0] === 0 ? lastJsonLine(run.stdout[0]) : null;
-      return { run, report, timeoutS };
+  ctx.log(`${name}: ${w.label}`);
+  const attempt = (reps) => {
+    const warmup = {
+      n: warmupNodes(plan, w.n),
+      runs: plan.warmupRuns,
+      budget_ms: plan.warmupBudgetS * 1000,
     };
-    const base = { id: `${group}/${w.key}`, group, label: w.label, subject, shape: w.shape, nodes: w.nodes };
-    const first = attempt(1);
-    if (first.run.timed_out || (first.report && first.report.samples_ms[0] > plan.peerBoundS * 1000)) {
-      records.push(
-        record({
-          ...base,
-          status: "dnf",
-          bound_s: plan.peerBoundS,
-          note: `did not finish within ${plan.peerBoundS} s`,
-        }),
-      );
-      continue;
-    }
-    if (first.report === null) {
-      records.push(record({ ...base, status: "error", note: failure(first.run, first.timeoutS) }));
-      continue;
-    }
-    let samples = first.report.samples_ms;
-    let build = first.report.build_ms;
-    let peak = first.run.max_rss_kib;
-    const more = plan.peerReps - 1;
-    if (more > 0 && samples[0] * more <= plan.peerRepBudgetS * 1000) {
-      const rest = attempt(more);
-      if (rest.report) {
-        samples = samples.concat(rest.report.samples_ms);
-        build = build.concat(rest.report.build_ms);
-        peak = Math.max(peak, rest.run.max_rss_kib);
-      }
-    }
-    records.push(record({ ...base, peak_rss_kib: peak, build_ms: build }, samples));
+    const argv = [process.execPath, child(script), JSON.stringify({ shape: w.shape, n: w.n, reps, warmup })];
+    const timeoutS = plan.peerBoundS * reps + 60;
+    const run = runMeasured(ctx.python, { argv, env, timeoutS }).runs[0];
+    const report = run.exit_codes[0] === 0 ? lastJsonLine(run.stdout[0]) : null;
+    return { run, report, timeoutS };
+  };
+  const base = { id: `${group}/${w.key}`, group, label: w.label, subject, shape: w.shape, nodes: w.nodes };
+  const first = attempt(1);
+  if (first.run.timed_out || (first.report && first.report.samples_ms[0] > plan.peerBoundS * 1000)) {
+    return record({
+      ...base,
+      status: "dnf",
+      bound_s: plan.peerBoundS,
+      note: `did not finish within ${plan.peerBoundS} s`,
+    });
   }
-  return records;
+  if (first.report === null) {
+    return record({ ...base, status: "error", note: failure(first.run, first.timeoutS) });
+  }
+  let samples = first.report.samples_ms;
+  let build = first.report.build_ms;
+  let peak = first.run.max_rss_kib;
+  const more = plan.peerReps - 1;
+  if (more > 0 && samples[0] * more <= plan.peerRepBudgetS * 1000) {
+    const rest = attempt(more);
+    if (rest.report) {
+      samples = samples.concat(rest.report.samples_ms);
+      build = build.concat(rest.report.build_ms);
+      peak = Math.max(peak, rest.run.max_rss_kib);
+    }
+  }
+  return record({ ...base, peak_rss_kib: peak, build_ms: build }, samples);
 }
 
 // ------------------------------------------------------------------------------------------------- dask
 
-/** dask's threaded scheduler on the same shapes, with the interpreter that has dask; skipped without it. */
-export function dask(ctx) {
-  const { plan, env } = ctx;
+/**
+ * dask's threaded scheduler on the same shapes, with the interpreter that has dask, one task per workload
+ * (see `interleave`); a single "skipped" record without it.
+ */
+export function daskTasks(ctx) {
   if (!ctx.daskPython) {
-    return [
+    const absent = () =>
       record({
         id: "dask/absent",
         group: "dask",
         label: "dask threaded scheduler",
         status: "skipped",
         note: "dask is not installed (Debian: apt-get install python3-dask), so the dask comparisons do not apply",
-      }),
-    ];
+      });
+    return [{ key: "absent", shape: "absent", n: 0, run: absent }];
   }
-  const records = [];
   const subject = `dask ${ctx.daskPython.version} (${ctx.daskPython.executable})`;
-  for (const w of peerWorkloads(plan.peerSizes, plan.peerShapes)) {
-    ctx.log(`dask: ${w.label}`);
-    const reps = w.n >= 10_000 ? 1 : plan.daskReps;
-    const script = join(BENCH_DIR, "python", "dask_shapes.py");
-    const warmup = [warmupNodes(plan, w.n), plan.warmupRuns, plan.warmupBudgetS * 1000].map(String);
-    const argv = [ctx.daskPython.executable, script, w.shape, String(w.n), String(reps), ...warmup];
-    const timeoutS = plan.peerBoundS * reps + 30;
-    const run = runMeasured(ctx.python, { argv, env, timeoutS }).runs[0];
-    const report = run.exit_codes[0] === 0 ? lastJsonLine(run.stdout[0]) : null;
-    const base = {
-      id: `dask/${w.key}`,
-      group: "dask",
-      label: w.label,
-      subject,
-      shape: w.shape,
-      nodes: w.nodes,
-    };
-    if (run.timed_out) {
-      records.push(
-        record({ ...base, status: "dnf", bound_s: plan.peerBoundS, note: failure(run, timeoutS) }),
-      );
-    } else if (report === null) {
-      records.push(record({ ...base, status: "error", note: failure(run, timeoutS) }));
-    } else {
-      records.push(record({ ...base, peak_rss_kib: run.max_rss_kib }, report.samples_ms));
-    }
+  return peerWorkloads(ctx.plan.peerSizes, ctx.plan.peerShapes).map((w) =>
+    task(w, () => daskWorkload(ctx, subject, w)),
+  );
+}
+
+function daskWorkload(ctx, subject, w) {
+  const { plan, env } = ctx;
+  ctx.log(`dask: ${w.label}`);
+  const reps = w.n >= 10_000 ? 1 : plan.daskReps;
+  const script = join(BENCH_DIR, "python", "dask_shapes.py");
+  const warmup = [warmupNodes(plan, w.n), plan.warmupRuns, plan.warmupBudgetS * 1000].map(String);
+  const argv = [ctx.daskPython.executable, script, w.shape, String(w.n), String(reps), ...warmup];
+  const timeoutS = plan.peerBoundS * reps + 30;
+  const run = runMeasured(ctx.python, { argv, env, timeoutS }).runs[0];
+  const report = run.exit_codes[0] === 0 ? lastJsonLine(run.stdout[0]) : null;
+  const base = {
+    id: `dask/${w.key}`,
+    group: "dask",
+    label: w.label,
+    subject,
+    shape: w.shape,
+    nodes: w.nodes,
+  };
+  if (run.timed_out) {
+    return record({ ...base, status: "dnf", bound_s: plan.peerBoundS, note: failure(run, timeoutS) });
   }
-  return records;
+  if (report === null) return record({ ...base, status: "error", note: failure(run, timeoutS) });
+  return record({ ...base, peak_rss_kib: run.max_rss_kib }, report.samples_ms);
 }
