@@ -31,6 +31,21 @@ def ident(value: WorkflowValue) -> WorkflowValue:
     return value
 
 
+def fan_out(width: int) -> Any:
+    """A built workflow: ``src`` into ``width`` branches joined into ``sink``. The branches, and the edges from
+    ``src``, are each declared at one site, in a loop."""
+    wf = chrys.workflows.WorkflowBuilder("fan-out")
+    src = wf.python("src", ident)
+    branches = [wf.python(f"b{i}", ident) for i in range(width)]
+    for branch in branches:
+        wf.edge(src, branch)
+    sink = wf.python("sink", ident)
+    wf.join(branches, sink)
+    wf.start(src)
+    wf.output(sink)
+    return wf.build()
+
+
 def with_ctx(value: WorkflowValue, ctx: Any) -> WorkflowValue:
     return value
 

@@ -20,7 +20,7 @@ from chrys.workflows._errors import WorkflowDefinitionError
 from chrys.workflows import _protocol as proto
 from chrys.workflows._loader import LOAD_GC_THRESHOLD, load_workflow
 
-from ._support import HAS_COLUMNS, REPO_ROOT, RuleTestCase, always, here, ident
+from ._support import HAS_COLUMNS, REPO_ROOT, RuleTestCase, always, fan_out, here, ident
 
 
 def declare_in_a_helper(scope: BuilderScope, name: str) -> Any:
@@ -163,16 +163,7 @@ class DefinitionSharesNothing(unittest.TestCase):
 
 class LargeGraphs(unittest.TestCase):
     def test_fan_out_and_join(self) -> None:
-        wf = WorkflowBuilder("T")
-        src = wf.python("src", ident)
-        branches = [wf.python(f"b{i}", ident) for i in range(4_000)]
-        for branch in branches:
-            wf.edge(src, branch)
-        sink = wf.python("sink", ident)
-        wf.join(branches, sink)
-        wf.start(src)
-        wf.output(sink)
-        manifest = wf.build().definition.to_manifest()
+        manifest = fan_out(4_000).definition.to_manifest()
         self.assertEqual(len(manifest["nodes"]), 4_003)
         self.assertEqual(len(manifest["edges"]), 8_001)
         self.assertEqual(manifest["nodes"][-1]["sources"], [f"b{i}" for i in range(4_000)])

@@ -11,6 +11,8 @@ from typing import Any, Dict, List
 
 from chrys.workflows import _protocol as proto
 
+from ._support import fan_out
+
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FIXTURES = os.path.join(REPO_ROOT, "fixtures", "protocol")
 
@@ -186,23 +188,9 @@ class DecodeRequestTest(unittest.TestCase):
             proto.decode_request(b"\xff\xfe")
 
 
-def _fan_out(width: int) -> Dict[str, Any]:
-    """The Definition of a workflow whose branches, and their edges, are each declared at one site in a loop."""
-    from chrys.workflows import WorkflowBuilder
-
-    def echo(value: Any) -> Any:
-        return value
-
-    wf = WorkflowBuilder("fan-out")
-    src = wf.python("src", echo)
-    branches = [wf.python("b%d" % i, echo) for i in range(width)]
-    for branch in branches:
-        wf.edge(src, branch)
-    sink = wf.python("sink", echo)
-    wf.join(branches, sink)
-    wf.start(src)
-    wf.output(sink)
-    manifest: Dict[str, Any] = wf.build().definition.to_manifest()
+def _fan_out_definition(width: int) -> Dict[str, Any]:
+    """The Definition of ``fan_out(width)``, as ``to_manifest()`` gives it."""
+    manifest: Dict[str, Any] = fan_out(width).definition.to_manifest()
     return manifest
 
 
@@ -210,7 +198,7 @@ class LoadResultSitesTest(unittest.TestCase):
     """``load_result`` sends each distinct site once and refers to it by index (protocol version 3)."""
 
     def test_each_site_is_sent_once_and_the_definition_refers_to_it_by_index(self) -> None:
-        definition = _fan_out(50)
+        definition = _fan_out_definition(50)
         before = json.dumps(definition, sort_keys=True)
         message = json.loads(proto.encode(proto.loaded(1, definition, OUTPUT), tree=True))
         sites, wire = message["sites"], message["definition"]
@@ -234,7 +222,7 @@ class LoadResultSitesTest(unittest.TestCase):
     def test_the_message_is_built_with_the_collector_paused_and_the_collector_is_left_as_it_was(self) -> None:
         import gc
 
-        definition = _fan_out(2000)
+        definition = _fan_out_definition(2000)
         collections = [0]
 
         def seen(phase: str, info: Dict[str, Any]) -> None:
@@ -259,7 +247,7 @@ class LoadResultSitesTest(unittest.TestCase):
         self.assertEqual(collections[0], 0)
 
     def test_a_missing_site_stays_null(self) -> None:
-        definition = _fan_out(1)
+        definition = _fan_out_definition(1)
         definition["nodes"][0]["site"] = None
         definition["build_site"] = None
         message = proto.loaded(1, definition, OUTPUT)
@@ -284,7 +272,7 @@ class MessageBuildersTest(unittest.TestCase):
             proto.hello("0.1.0", python_info(), os.getpid(), "/cache"),
             proto.hello("0.1.0", python_info(), os.getpid(), None),
             proto.load_output(1, "x"),
-            proto.loaded(1, _fan_out(3), OUTPUT),
+            proto.loaded(1, _fan_out_definition(3), OUTPUT),
             proto.load_failed(1, [diagnostic("syntax_error", "SyntaxError: x", file="/f.py", line=1)], False, OUTPUT),
             proto.node_result(2, value, ["a->b"], OUTPUT, 0),
             proto.until_result(3, False, OUTPUT, 2),
