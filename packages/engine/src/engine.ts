@@ -8,7 +8,8 @@ import {
 import { type EngineOptions, engineContext } from "./context";
 import { type ListResult, listWorkflows } from "./list";
 import { previewWorkflow, trustWorkflow, type WorkflowPreview } from "./preview";
-import { type ActiveRun, type RunRequest, runWorkflow, type SessionTracker } from "./run/run-workflow";
+import { type ActiveRun, type RunRequest, runWorkflow } from "./run/run-workflow";
+import { SessionTracker } from "./run/sessions";
 import type { ValidateReport } from "./validate/report";
 import { type ValidateOptions, validateWorkflow } from "./validate/validate";
 
@@ -35,7 +36,7 @@ export interface Engine {
 /** The one entry point an embedding app needs. */
 export function createEngine(options: EngineOptions): Engine {
   const ctx = engineContext(options);
-  const tracker: SessionTracker = { started: new Map() };
+  const tracker = new SessionTracker();
   return {
     list: () => listWorkflows(ctx),
     validate: (path, validateOptions) => validateWorkflow(path, ctx, validateOptions),
@@ -47,9 +48,7 @@ export function createEngine(options: EngineOptions): Engine {
       return exportTrajectory(sessionDir(ctx.chrysHome, sessionId), format);
     },
     async close() {
-      const sessions = [...tracker.started];
-      tracker.started.clear();
-      for (const [sessionId, { workflowId, hookCwd }] of sessions) {
+      for (const [sessionId, { workflowId, hookCwd }] of tracker.takeAll()) {
         await runHooks(
           "session_end",
           { workflow_id: workflowId, session_id: sessionId, cwd: hookCwd },

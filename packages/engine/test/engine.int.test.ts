@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { tmpDir, writeTree } from "@icode/test-utils";
 import { describe, expect, it } from "vitest";
@@ -184,6 +185,56 @@ describe("the engine API an embedding app uses", () => {
     const report = await run.result;
     expect(report).toMatchObject({ status: "finished", outcome: "completed", outputs: [{ text: "GO!" }] });
     await engine.close();
+  });
+
+  it("ends each session that started a run once, when it closes", async () => {
+    const echo = (title: string) => `from chrys.workflows import WorkflowBuilder
+wf = WorkflowBuilder("${title}")
+def same(value):
+    return value
+node = wf.python("same", same)
+wf.start(node)
+wf.output(node)
+workflow = wf.build()
+`;
+    const { cwd, engine } = project({
+      ".chrys/workflows/a.py": echo("A"),
+      ".chrys/workflows/b.py": echo("B"),
+    });
+    const log = join(cwd, "hooks.log");
+    writeTree(join(cwd, ".home"), {
+      "hooks.json": JSON.stringify({
+        hooks: ["session_start", "session_restored", "session_end"].map((event) => ({
+          event,
+          command: `cat >> '${log}'`,
+          blocking: true,
+        })),
+      }),
+    });
+    const sessionOf = async (request: Parameters<typeof engine.run>[0]) => {
+      const report = await engine.run({ ...request, trust: true }).result;
+      expect(report).toMatchObject({ status: "finished", outcome: "completed" });
+      return (report as { session_id: string }).session_id;
+    };
+    const first = await sessionOf({ workflowId: "a" });
+    const second = await sessionOf({ workflowId: "b" });
+    expect(await sessionOf({ workflowId: "a", sessionId: first })).toBe(first); // started here already
+    const hooks = () =>
+      readFileSync(log, "utf8")
+        .trim()
+        .split("\n")
+        .map((line) => JSON.parse(line) as { event: string; session_id: string; workflow_id: string });
+    expect(hooks().map((h) => [h.event, h.session_id])).toEqual([
+      ["session_start", first],
+      ["session_start", second],
+    ]);
+    await engine.close();
+    expect(hooks().slice(2)).toEqual([
+      expect.objectContaining({ event: "session_end", session_id: first, workflow_id: "a", cwd }),
+      expect.objectContaining({ event: "session_end", session_id: second, workflow_id: "b", cwd }),
+    ]);
+    await engine.close(); // nothing left to end
+    expect(hooks()).toHaveLength(4);
   });
 
   it("cancels a running workflow through the control surface", async () => {

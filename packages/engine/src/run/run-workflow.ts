@@ -35,6 +35,7 @@ import {
   type RunReport,
   rejected,
 } from "./report";
+import type { SessionTracker } from "./sessions";
 import {
   checkTrust,
   confirmTrust,
@@ -86,14 +87,6 @@ export interface ActiveRun {
   resume(): ControlResult;
   skipNode(activationId: string, note?: string): ControlResult;
   approveNode(activationId: string): ControlResult;
-}
-
-/**
- * Sessions that started a run in this engine instance, for `session_end` when the engine closes: only what
- * that hook needs (a long-lived engine keeps one small entry per session, not the session's records).
- */
-export interface SessionTracker {
-  started: Map<string, { workflowId: string; hookCwd: string }>;
 }
 
 export function runWorkflow(request: RunRequest, ctx: EngineContext, tracker: SessionTracker): ActiveRun {
@@ -287,7 +280,7 @@ async function execute(
     if (preparation.signal.aborted) return aborted();
 
     // Accepted: from here on the run is recorded and ends with an outcome.
-    const restored = session !== null && !tracker.started.has(session.session_id);
+    const restored = session !== null && !tracker.has(session.session_id);
     if (session === null) {
       session = createSession(ctx.chrysHome, {
         workflow_id: workflow.id,
@@ -332,8 +325,8 @@ async function execute(
       const { warnings } = await promise;
       for (const warning of warnings) events.emit("notice", { kind: "hook_warning", warning });
     };
-    if (!tracker.started.has(session.session_id)) {
-      tracker.started.set(session.session_id, { workflowId: workflow.id, hookCwd: workspace });
+    if (!tracker.has(session.session_id)) {
+      tracker.add(session.session_id, workflow.id, workspace);
       await hook(
         restored
           ? runHooks(
