@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { tmpDir, writeTree } from "@icode/test-utils";
+import { ECHO_WORKFLOW, tmpDir, writeTree } from "@icode/test-utils";
 import { describe, expect, it } from "vitest";
 import { createEngine, type EngineEvent } from "../src/index";
 
@@ -188,18 +188,9 @@ describe("the engine API an embedding app uses", () => {
   });
 
   it("ends each session that started a run once, when it closes", async () => {
-    const echo = (title: string) => `from chrys.workflows import WorkflowBuilder
-wf = WorkflowBuilder("${title}")
-def same(value):
-    return value
-node = wf.python("same", same)
-wf.start(node)
-wf.output(node)
-workflow = wf.build()
-`;
     const { cwd, engine } = project({
-      ".chrys/workflows/a.py": echo("A"),
-      ".chrys/workflows/b.py": echo("B"),
+      ".chrys/workflows/a.py": ECHO_WORKFLOW,
+      ".chrys/workflows/b.py": ECHO_WORKFLOW,
     });
     const log = join(cwd, "hooks.log");
     writeTree(join(cwd, ".home"), {
