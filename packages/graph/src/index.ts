@@ -9,6 +9,7 @@
  * diagnostics.filter((d) => d.severity === "error").map((d) => d.message);
  * // → [] when the graph is valid, else e.g. ['cycle: the edge "b->a" closes a cycle: "a" -> "b" -> "a"']
  */
+export { type CapturedText, CapturedTextSchema, type TailText, TailTextSchema } from "./captured";
 export {
   blankStrings,
   findLargeStrings,

@@ -131,7 +131,9 @@ export class Activation {
   /** Skipped by a person with a value passed on in its place. */
   substituted = false;
   note: string | null = null;
+  /** Asks made by the current attempt (numbers them), and how many of them wait for an answer. */
   questions = 0;
+  asks = 0;
   loop: LoopState | null = null;
   live = false;
   prev: Activation | null = null;

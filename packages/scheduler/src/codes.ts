@@ -69,6 +69,8 @@ export const SCHEDULER_ERROR_CLASSES = [
   "loop_exhausted",
   /** A node of the loop body failed under the `continue` or `fail_fast` policy. */
   "loop_body_failed",
+  /** The host's ask handler threw, or returned something that is not an answer to the questions. */
+  "ask_handler_failed",
   /** The executor broke its contract (threw, returned an invalid result or undecidable edge decisions). */
   "internal_error",
 ] as const;
@@ -87,6 +89,7 @@ export const NEVER_RETRIED_CLASSES: ReadonlySet<string> = new Set([
   "value_not_serializable",
   "value_too_large",
   "ask_unavailable",
+  "ask_handler_failed",
   "protocol_limit",
   "worker_lost",
   "internal_error",
@@ -132,6 +135,10 @@ export const CONTROL_ERROR_CODES = [
   "not_skippable",
   "already_paused",
   "not_paused",
+  /** `answer` names no question that is waiting (never asked, already answered, or its attempt ended). */
+  "unknown_question",
+  /** `answer` does not fit the question (a label it does not offer, two labels for a single-select…). */
+  "answer_invalid",
 ] as const;
 export const ControlErrorCodeSchema = z.enum(CONTROL_ERROR_CODES);
 export type ControlErrorCode = z.infer<typeof ControlErrorCodeSchema>;

@@ -13,7 +13,7 @@ import {
   py,
   recordingSink,
   when,
-} from "./test-support";
+} from "./testing";
 
 const sleepy =
   (ms: number, text?: string): FakeFn =>
@@ -525,20 +525,40 @@ describe("node context: emit and ask", () => {
     expect(answer.summary.startsWith("API — aaa")).toBe(true);
   });
 
-  it("records agent activity", async () => {
+  it("records agent activity: text, tool calls and usage, in order", async () => {
+    const call = {
+      kind: "tool_call",
+      tool_call_id: "t1",
+      title: "read_file src/index.ts",
+      tool_kind: "read",
+      status: "completed",
+      input: { path: "src/index.ts" },
+      result: "42 lines",
+    } as const;
+    const usage = {
+      input_tokens: 10,
+      output_tokens: 5,
+      total_tokens: 15,
+      cached_input_tokens: null,
+      reasoning_tokens: null,
+      cost: null,
+    };
     const h = harness(def({ start: "a", outputs: ["a"], nodes: [agent("a")] }), {
       nodes: {
         a: (_, ctx) => {
-          ctx.io.activity("tool_call", "read_file src/index.ts");
-          ctx.io.activity("note", "Looking at the entry point");
+          ctx.io.activity({ kind: "text", text: "Looking at the entry point" });
+          ctx.io.activity(call);
+          ctx.io.activity({ kind: "usage", usage });
           return "ok";
         },
       },
     });
     await h.finish();
-    expect(h.sink.of("agent_activity").map((e) => [e.kind, e.text])).toEqual([
-      ["tool_call", "read_file src/index.ts"],
-      ["note", "Looking at the entry point"],
+    expect(h.sink.of("agent_activity").map((e) => e.activity)).toEqual([
+      { kind: "text", text: "Looking at the entry point" },
+      call,
+      { kind: "usage", usage },
     ]);
+    expect(h.sink.of("agent_activity").every((e) => e.attempt === 1)).toBe(true);
   });
 });

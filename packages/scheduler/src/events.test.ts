@@ -1,7 +1,7 @@
 import { EventEmitter } from "node:events";
 import { describe, expect, expectTypeOf, it } from "vitest";
 import { ENGINE_EVENT_TYPES, type EngineEvent, type EngineEventMap, EngineEventSchema } from "./events";
-import { def, edge, FakeFailure, flush, harness, join, loop, py, when } from "./test-support";
+import { def, edge, FakeFailure, flush, harness, join, loop, py, when } from "./testing";
 
 describe("the event stream", () => {
   it("describes a small run completely, in order, with run_id, seq and clock timestamps", async () => {
@@ -47,6 +47,7 @@ describe("the event stream", () => {
         deadline: null,
         node_count: 3,
         edge_count: 2,
+        outputs: ["b", "c"],
       },
       {
         type: "node_started",

@@ -1,14 +1,11 @@
 import { z } from "zod";
-import {
-  CancelReasonSchema,
-  FailurePhaseSchema,
-  FailurePolicySchema,
-  NodeCancelReasonSchema,
-  RunOutcomeSchema,
-  SkipReasonSchema,
-} from "./codes";
-import { AgentActivityKindSchema, NodeErrorSchema } from "./executor";
-import { RunOutputSchema, WorkflowValueSchema } from "./value";
+import { AgentActivitySchema } from "./activity";
+import { FailurePhaseSchema, FailurePolicySchema, NodeCancelReasonSchema, SkipReasonSchema } from "./codes";
+import { NodeErrorSchema } from "./executor";
+import { HOST_EVENT_SCHEMAS } from "./host-events";
+import { QuestionSchema } from "./interaction";
+import { RunEndSchema } from "./result";
+import { WorkflowValueSchema } from "./value";
 
 /**
  * The scheduler's typed event stream: one discriminated union on `type`. Every state change of a run is
@@ -17,7 +14,8 @@ import { RunOutputSchema, WorkflowValueSchema } from "./value";
  * gaps while the sink accepts writes) and `ts` (the injected clock's `now()`, milliseconds).
  *
  * Values (`input`, `value`, `outputs`) are the objects the nodes produced, by reference; a sink that
- * persists events may summarize them.
+ * persists events may summarize them. The host that runs the scheduler (the engine) writes a few events of
+ * its own into the same stream (`./host-events`), so that a replay of a run shows everything it showed live.
  */
 
 const base = {
@@ -52,24 +50,15 @@ export const WorkflowRunStartEventSchema = z.object({
   deadline: z.number().nullable(),
   node_count: z.number().int().min(0),
   edge_count: z.number().int().min(0),
+  /** The output node IDs, in `output()` order. */
+  outputs: z.array(z.string()),
 });
 
-/**
- * The run's end. `reason`, `node_id` and `error` use `""` for "none", as the run JSON does; `reason` is set
- * only for `cancelled` (clarification 11). `outputs` are the completed output nodes in `output()` order.
- */
+/** The run's end: `RunEndSchema` (`./result`), the same fields as the run JSON and `RunResult`. */
 export const WorkflowRunEndEventSchema = z.object({
   ...base,
   type: z.literal("workflow_run_end"),
-  outcome: RunOutcomeSchema,
-  reason: z.union([CancelReasonSchema, z.literal("")]),
-  node_id: z.string(),
-  error: z.string(),
-  /** The failing activation, or `null`. */
-  activation_id: z.string().nullable(),
-  /** The error class of the failure (`loop_no_value`, `ask_unavailable`, `timeout`, …), or `null`. */
-  error_class: z.string().nullable(),
-  outputs: z.array(RunOutputSchema),
+  ...RunEndSchema.shape,
 });
 
 export const WorkflowRunPausedEventSchema = z.object({ ...base, type: z.literal("workflow_run_paused") });
@@ -90,6 +79,16 @@ export const NodeWaitingApprovalEventSchema = z.object({
   type: z.literal("node_waiting_approval"),
 });
 export const NodeApprovedEventSchema = z.object({ ...activation, type: z.literal("node_approved") });
+
+/** An attempt is due but waits for a slot: at most `limit` attempts of its kind run at once in a run. */
+export const AttemptQueuedEventSchema = z.object({
+  ...activation,
+  type: z.literal("attempt_queued"),
+  /** The attempt that will start when a slot frees. */
+  attempt: z.number().int().min(1),
+  reason: z.enum(["agent_limit", "python_limit"]),
+  limit: z.number().int().min(1),
+});
 
 export const AttemptStartedEventSchema = z.object({
   ...attempt,
@@ -191,20 +190,31 @@ export const LoopUntilEventSchema = z.object({
 
 export const EmitEventSchema = z.object({ ...attempt, type: z.literal("emit"), text: z.string() });
 
+/**
+ * A `ctx.ask` (1–5 questions in one dialog). `questions` is the full payload for front ends that answer it;
+ * the event log keeps only `summary` in the event and the questions beside it (see `@icode/workflow-records`),
+ * as the spec wants `events.jsonl` to hold a summary rather than the full questions.
+ */
 export const QuestionEventSchema = z.object({
   ...attempt,
   type: z.literal("question"),
-  /** Numbers the questions of one attempt: 1, 2, … */
+  /** Numbers the asks of one attempt: 1, 2, … */
   question_id: z.number().int().min(1),
+  /** Names the ask in the run: `<activation_id>/<attempt>/<question_id>` (`askIdOf`). */
+  ask_id: z.string(),
   /** The questions, cut to 512 characters. */
   summary: z.string(),
+  questions: z.array(QuestionSchema),
 });
 
+/** How an ask ended: answered, unavailable (no front end can ask), cancelled (its attempt ended), or
+ * failed (the host's ask handler failed; the attempt fails with `ask_handler_failed`). */
 export const AnswerEventSchema = z.object({
   ...attempt,
   type: z.literal("answer"),
   question_id: z.number().int().min(1),
-  status: z.enum(["answered", "unavailable", "cancelled"]),
+  ask_id: z.string(),
+  status: z.enum(["answered", "unavailable", "cancelled", "failed"]),
   /** The answers, cut to 512 characters. */
   summary: z.string(),
 });
@@ -212,8 +222,7 @@ export const AnswerEventSchema = z.object({
 export const AgentActivityEventSchema = z.object({
   ...attempt,
   type: z.literal("agent_activity"),
-  kind: AgentActivityKindSchema,
-  text: z.string(),
+  activity: AgentActivitySchema,
 });
 
 export const EngineEventSchema = z.discriminatedUnion("type", [
@@ -224,6 +233,7 @@ export const EngineEventSchema = z.discriminatedUnion("type", [
   NodeStartedEventSchema,
   NodeWaitingApprovalEventSchema,
   NodeApprovedEventSchema,
+  AttemptQueuedEventSchema,
   AttemptStartedEventSchema,
   AttemptFailedEventSchema,
   NodeCompletedEventSchema,
@@ -239,6 +249,7 @@ export const EngineEventSchema = z.discriminatedUnion("type", [
   QuestionEventSchema,
   AnswerEventSchema,
   AgentActivityEventSchema,
+  ...HOST_EVENT_SCHEMAS,
 ]);
 export type EngineEvent = z.infer<typeof EngineEventSchema>;
 export type EngineEventType = EngineEvent["type"];

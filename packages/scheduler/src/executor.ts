@@ -1,5 +1,6 @@
 import type { AgentNode, JoinNode, LoopNode, PythonNode } from "@icode/workflow-graph";
 import { z } from "zod";
+import type { AgentActivity } from "./activity";
 import type { AskRequest, AskResponse } from "./interaction";
 import { type SourceValue, type WorkflowValue, WorkflowValueSchema } from "./value";
 
@@ -80,11 +81,6 @@ export const CombineResultSchema = z.discriminatedUnion("status", [
 ]);
 export type CombineResult = z.infer<typeof CombineResultSchema>;
 
-/** What an agent reports while it works: a tool call, or a note it wrote between tool calls. */
-export const AGENT_ACTIVITY_KINDS = ["tool_call", "note"] as const;
-export const AgentActivityKindSchema = z.enum(AGENT_ACTIVITY_KINDS);
-export type AgentActivityKind = z.infer<typeof AgentActivityKindSchema>;
-
 /**
  * The control side of one executor call: requests are plain data (safe to spread, log or serialize), the
  * abort travels here, as a signal or as a listener. The `AbortController` behind `signal` is created when
@@ -110,8 +106,8 @@ export interface AttemptIO extends CallIO {
   emit(text: string): void;
   /** `ctx.ask(...)`: recorded as `question`/`answer` summaries; waiting counts toward the node timeout. */
   ask(request: AskRequest): Promise<AskResponse>;
-  /** Agent progress: a tool call or a note, recorded as an `agent_activity` event. */
-  activity(kind: AgentActivityKind, text: string): void;
+  /** Agent progress (text as it streams, tool calls, plans, permissions, usage…): an `agent_activity` event. */
+  activity(activity: AgentActivity): void;
   /** The function returned and the batched outgoing conditions are being evaluated: the node timeout
    * stops and the 30 s condition limit starts. Optional for executors that enforce that limit themselves. */
   conditionsStarted(): void;
@@ -187,13 +183,18 @@ export interface Executors {
   combine?(request: CombineRequest, io: CallIO): Promise<CombineResult>;
 }
 
-/** Forwards questions to the user. Without one (the CLI), `ask` answers `{ status: "unavailable" }`. */
+/**
+ * Forwards questions to the user. Its answers are checked like `answer()`'s; a handler that throws or answers
+ * something else fails the attempt with `ask_handler_failed` and its message.
+ */
 export type AskHandler = (
   request: AskRequest,
   context: {
     readonly nodeId: string;
     readonly activationId: string;
     readonly attempt: number;
+    /** The ask's ID, as `answer()` and the `question` event name it. */
+    readonly askId: string;
     readonly signal: AbortSignal;
   },
 ) => Promise<AskResponse>;

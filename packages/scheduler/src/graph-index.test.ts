@@ -2,7 +2,7 @@ import { indexDefinition } from "@icode/workflow-graph";
 import { describe, expect, it } from "vitest";
 import { isSchedulerError } from "./errors";
 import { buildGraphIndex } from "./graph-index";
-import { agent, def, edge, fallback, join, kase, loop, py, when } from "./test-support";
+import { agent, def, edge, fallback, join, kase, loop, py, when } from "./testing";
 
 function invalid(build: () => unknown): string {
   try {

@@ -1,157 +1,86 @@
 /**
  * @module @icode/workflow-scheduler
- * The pure scheduling core of iCode workflows: it executes one run of a Definition (activations, input
- * merging, skips, switch/when edges, joins, loops, retries, timeouts, concurrency, failure policies,
- * cancellation) with injected executors, clock and record sink, and reports every state change as one
- * typed event.
+ * The pure scheduling core: it executes one run of a Definition (activations, merges, skips, switch/when
+ * edges, joins, loops, retries, timeouts, concurrency, failure policies, asks, cancellation) with injected
+ * executors, clock and sink, and reports every state change as one typed event. Test helpers (fake
+ * executors, a virtual-time driver) are in `@icode/workflow-scheduler/testing`.
  *
  * @example
  * import { createVirtualClock, startRun } from "@icode/workflow-scheduler";
- * const run = startRun({
- *   runId: "0123456789abcdef0123456789abcdef",
- *   definition, // a Definition from @icode/workflow-graph
- *   input: { text: "Hello", data: null },
- *   clock: createVirtualClock(),
+ * const run = startRun({ runId, definition, input: { text: "Hello", data: null }, clock: createVirtualClock(),
  *   sink: { write: (event) => console.log(event.type) },
- *   executors: { runPython: async ({ input }) => ({ status: "completed", value: input }) },
- * });
- * const result = await run.result;
- * // → { outcome: "completed", reason: "", outputs: [{ node_id: "echo", activation_id: "echo@iter#1", text: "Hello", data: null }], … }
+ *   executors: { runPython: async ({ input }) => ({ status: "completed", value: input }) } });
+ * await run.result; // → { outcome: "completed", reason: "", outputs: [{ node_id: "echo", text: "Hello", … }], … }
  */
+export { type AgentActivity, AgentActivitySchema, type TokenUsage, TokenUsageSchema } from "./activity";
 export type { Clock, Timer } from "./clock";
 export {
   CANCEL_REASONS,
   type CancelReason,
-  CancelReasonSchema,
   CONTROL_ERROR_CODES,
   type ControlErrorCode,
-  ControlErrorCodeSchema,
   FAILURE_PHASES,
   FAILURE_POLICIES,
-  type FailurePhase,
-  FailurePhaseSchema,
   type FailurePolicy,
   FailurePolicySchema,
   NEVER_RETRIED_CLASSES,
   NODE_CANCEL_REASONS,
-  type NodeCancelReason,
-  NodeCancelReasonSchema,
   RUN_OUTCOMES,
   type RunOutcome,
   RunOutcomeSchema,
   SCHEDULER_ERROR_CLASSES,
   SKIP_REASONS,
-  type SkipReason,
-  SkipReasonSchema,
 } from "./codes";
+export { isSchedulerError, SCHEDULER_ERROR_CODES, SchedulerError, type SchedulerErrorCode } from "./errors";
 export {
-  isSchedulerError,
-  SCHEDULER_ERROR_CODES,
-  SchedulerError,
-  type SchedulerErrorCode,
-  SchedulerErrorCodeSchema,
-} from "./errors";
-export {
-  AgentActivityEventSchema,
-  AnswerEventSchema,
-  AttemptFailedEventSchema,
-  AttemptStartedEventSchema,
-  EdgesDecidedEventSchema,
-  EmitEventSchema,
   ENGINE_EVENT_TYPES,
   type EngineEvent,
   type EngineEventMap,
   type EngineEventOf,
   EngineEventSchema,
   type EngineEventType,
-  LoopIterationEventSchema,
-  LoopUntilEventSchema,
-  NodeApprovedEventSchema,
-  NodeAwaitingRetryEventSchema,
-  NodeCancelledEventSchema,
-  NodeCompletedEventSchema,
-  NodeFailedEventSchema,
-  NodeRetriedEventSchema,
-  NodeSkippedEventSchema,
-  NodeStartedEventSchema,
-  NodeWaitingApprovalEventSchema,
-  QuestionEventSchema,
   type RecordSink,
-  WorkflowRunEndEventSchema,
-  WorkflowRunPausedEventSchema,
-  WorkflowRunResumedEventSchema,
-  WorkflowRunStartEventSchema,
 } from "./events";
-export {
-  AGENT_ACTIVITY_KINDS,
-  type AgentActivityKind,
-  AgentActivityKindSchema,
-  type AgentAttemptRequest,
-  type AskHandler,
-  type AttemptIO,
-  type AttemptResult,
-  AttemptResultSchema,
-  type CallIO,
-  type CombineRequest,
-  type CombineResult,
-  CombineResultSchema,
-  type ConditionBatch,
-  ConditionBatchSchema,
-  type ConditionsRequest,
-  type ConditionsResult,
-  ConditionsResultSchema,
-  type EdgeDecisions,
-  EdgeDecisionsSchema,
-  type Executors,
-  type NodeError,
-  NodeErrorSchema,
-  type PythonAttemptRequest,
-  type UntilRequest,
-  type UntilResult,
-  UntilResultSchema,
+export type {
+  AgentAttemptRequest,
+  AskHandler,
+  AttemptIO,
+  AttemptResult,
+  CallIO,
+  CombineResult,
+  ConditionsResult,
+  Executors,
+  NodeError,
+  PythonAttemptRequest,
 } from "./executor";
+export { NodeErrorSchema } from "./executor";
 export { DEFAULT_AGENT_RETRY, DEFAULT_PYTHON_RETRY } from "./graph-index";
 export {
   type Answer,
   AnswerSchema,
   type AskRequest,
-  AskRequestSchema,
   type AskResponse,
-  AskResponseSchema,
+  checkAnswers,
   cutText,
-  type Option,
-  OptionSchema,
+  type PendingAsk,
+  PendingAskSchema,
   type Question,
   QuestionSchema,
   SUMMARY_LIMIT,
   summarizeQuestions,
-  summarizeResponse,
 } from "./interaction";
+export { CONDITION_TIMEOUT_MS, DEFAULT_MAX_CONCURRENT_AGENTS } from "./limits";
+export type { RunOptions, SkipOptions, WorkflowRun } from "./options";
 export {
-  COMBINE_INPUT_LIMIT_BYTES,
-  COMBINE_TIMEOUT_MS,
-  CONDITION_TIMEOUT_MS,
-  DEFAULT_MAX_CONCURRENT_AGENTS,
-  UNTIL_TIMEOUT_MS,
-} from "./limits";
-export {
-  ACTIVATION_STATES,
-  type ActivationState,
-  ActivationStateSchema,
   type ControlResult,
   ControlResultSchema,
+  type RunEnd,
+  RunEndSchema,
   type RunResult,
   RunResultSchema,
   type RunSnapshot,
   RunSnapshotSchema,
 } from "./result";
-export { type RunOptions, type SkipOptions, startRun, type WorkflowRun } from "./run";
-export {
-  type RunOutput,
-  RunOutputSchema,
-  type SourceValue,
-  SourceValueSchema,
-  type WorkflowValue,
-  WorkflowValueSchema,
-} from "./value";
+export { startRun } from "./run";
+export { type RunOutput, RunOutputSchema, type WorkflowValue, WorkflowValueSchema } from "./value";
 export { createVirtualClock, type VirtualClock } from "./virtual-clock";

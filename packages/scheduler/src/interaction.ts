@@ -26,7 +26,8 @@ export type Answer = z.infer<typeof AnswerSchema>;
 
 /**
  * `answered`: one answer per question, in question order. `unavailable`: this front end cannot ask (the
- * CLI); the executor fails the attempt with `ask_unavailable`. `cancelled`: the attempt or run ended first.
+ * CLI); the executor fails the attempt with `ask_unavailable`. `cancelled`: the attempt or run ended first
+ * (also when the host's ask handler failed: the scheduler then fails the attempt itself).
  */
 export const AskResponseSchema = z.discriminatedUnion("status", [
   z.object({ status: z.literal("answered"), answers: z.array(AnswerSchema) }),
@@ -65,4 +66,82 @@ export function summarizeResponse(response: AskResponse): string {
     return a.text === "" ? picked : `${picked} — ${a.text}`;
   });
   return cutText(parts.join("; "));
+}
+
+/**
+ * Names one `ctx.ask` of a run (a dialog of 1–5 questions): `<activation_id>/<attempt>/<question_id>`, for
+ * example `review@iter#1/2/1`. Front ends answer it with `answer(askId, answers)`.
+ */
+export function askIdOf(activationId: string, attempt: number, questionId: number): string {
+  return `${activationId}/${attempt}/${questionId}`;
+}
+
+/** A question waiting for its answer: what `inspect` shows and `answer` replies to. */
+export const PendingAskSchema = z.object({
+  ask_id: z.string(),
+  node_id: z.string(),
+  activation_id: z.string(),
+  attempt: z.number().int().min(1),
+  question_id: z.number().int().min(1),
+  /** The full questions, not cut (the event log keeps only a summary). */
+  questions: z.array(QuestionSchema),
+});
+export type PendingAsk = z.infer<typeof PendingAskSchema>;
+
+/**
+ * Checks answers against the questions they answer, as the spec's `Answer` defines them: one answer per
+ * question; `selected` names offered labels only, each once, and at most one for a single-select question.
+ * The answers come back with `selected` in option order (as `Answer.selected` is); otherwise what is wrong,
+ * for people.
+ */
+export function checkAnswers(
+  questions: readonly Question[],
+  answers: unknown,
+): { ok: true; answers: Answer[] } | { ok: false; message: string } {
+  const parsed = z.array(AnswerSchema).safeParse(answers);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const at = issue?.path.length ? ` at ${issue.path.join(".")}` : "";
+    return {
+      ok: false,
+      message: `the answers are not a list of { selected: string[], text: string }${at}: ${issue?.message ?? "invalid"}`,
+    };
+  }
+  const list = parsed.data;
+  if (list.length !== questions.length) {
+    return {
+      ok: false,
+      message: `${questions.length} question(s) were asked but ${list.length} answer(s) were given; give one answer per question, in order`,
+    };
+  }
+  const normalized: Answer[] = [];
+  for (let i = 0; i < list.length; i++) {
+    const question = questions[i]!;
+    const answer = list[i]!;
+    const labels = question.options.map((o) => o.label);
+    const where = `answer ${i + 1} ("${cutText(question.question, 60)}")`;
+    const unknown = answer.selected.filter((label) => !labels.includes(label));
+    if (unknown.length > 0) {
+      const offered =
+        labels.length === 0 ? "it offers no options" : `it offers ${labels.map((l) => `"${l}"`).join(", ")}`;
+      return {
+        ok: false,
+        message: `${where} selects ${unknown.map((l) => `"${l}"`).join(", ")}, which the question does not offer; ${offered}`,
+      };
+    }
+    if (new Set(answer.selected).size !== answer.selected.length) {
+      return { ok: false, message: `${where} selects a label more than once` };
+    }
+    if (!question.multi_select && answer.selected.length > 1) {
+      return {
+        ok: false,
+        message: `${where} selects ${answer.selected.length} labels, but the question is single-select: select at most one`,
+      };
+    }
+    normalized.push({
+      selected: labels.filter((label) => answer.selected.includes(label)),
+      text: answer.text,
+    });
+  }
+  return { ok: true, answers: normalized };
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { COMBINE_INPUT_LIMIT_BYTES } from "./limits";
-import { def, edge, harness, join, py, when } from "./test-support";
+import { def, edge, harness, join, py, when } from "./testing";
 import type { SourceValue } from "./value";
 
 /** s → a, s → b, s → c; join([c, a, b], d). Sources `a`/`b`/`c` can be switched off with a `when` edge. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { def, edge, type FakeScript, harness, idle, loop, py, when } from "./test-support";
+import { def, edge, type FakeScript, harness, idle, loop, py, when } from "./testing";
 
 /** pre → L[ inc (entry) → check (exit) ] → post */
 function counterDef(

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { agent, def, edge, FakeFailure, harness, py } from "./test-support";
+import { agent, def, edge, FakeFailure, harness, py } from "./testing";
 
 const single = (node: ReturnType<typeof py>) => def({ start: node.id, outputs: [node.id], nodes: [node] });
 

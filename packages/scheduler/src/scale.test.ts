@@ -1,6 +1,6 @@
 import type { Definition } from "@icode/workflow-graph";
 import { describe, expect, it } from "vitest";
-import { chainDef, def, edge, harness, py, recordingSink } from "./test-support";
+import { chainDef, def, edge, harness, py, recordingSink } from "./testing";
 
 const N = 10_000;
 

@@ -1,5 +1,8 @@
 import { combineInputBytes, mergeSources } from "@icode/workflow-graph";
 import { Activation, Call, type Pool, type Received, type Status } from "./activation";
+import type { AgentActivity } from "./activity";
+import { AskDesk, type AskHost } from "./asks";
+import { AttemptChannel, type AttemptHost } from "./attempt-io";
 import {
   type CancelReason,
   type ControlErrorCode,
@@ -12,35 +15,30 @@ import {
 import { SchedulerError } from "./errors";
 import { type EngineEvent, type EngineEventOf, EngineEventSchema } from "./events";
 import type {
-  AgentActivityKind,
-  AgentAttemptRequest,
-  AttemptIO,
   AttemptResult,
   CombineResult,
   ConditionsResult,
   EdgeDecisions,
   NodeError,
-  PythonAttemptRequest,
   UntilResult,
 } from "./executor";
+import { failureAction, failureOutcome } from "./failure-policy";
 import type { IndexedEdge, IndexedNode } from "./graph-index";
-import { type AskRequest, type AskResponse, summarizeQuestions, summarizeResponse } from "./interaction";
+import type { AskRequest, AskResponse, PendingAsk } from "./interaction";
 import {
   COMBINE_INPUT_LIMIT_BYTES,
   COMBINE_TIMEOUT_MS,
   CONDITION_TIMEOUT_MS,
   UNTIL_TIMEOUT_MS,
 } from "./limits";
+import type { ResolvedRun, WorkflowRun } from "./options";
+import { callExecutor, sourceValues, type Work } from "./requests";
 import type { ActivationState, ControlResult, RunResult } from "./result";
-import type { ResolvedRun, WorkflowRun } from "./run";
-import type { RunOutput, SourceValue, WorkflowValue } from "./value";
+import type { RunOutput, WorkflowValue } from "./value";
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 /** An event without the fields every event gets (`run_id`, `seq`, `ts`). */
 type EventBody = DistributiveOmit<EngineEvent, "run_id" | "seq" | "ts">;
-
-/** What an activation has in flight with an executor. */
-type Work = "attempt" | "conditions" | "until" | "combine";
 
 /** How a run ends. */
 interface Ending {
@@ -52,8 +50,6 @@ interface Ending {
 }
 
 type LoopNode = Extract<IndexedNode["node"], { kind: "loop" }>;
-type JoinNode = Extract<IndexedNode["node"], { kind: "join" }>;
-type AgentNode = Extract<IndexedNode["node"], { kind: "agent" }>;
 
 const NODE_CANCEL_REASON: Record<RunOutcome, NodeCancelReason> = {
   completed: "run_failed",
@@ -79,7 +75,7 @@ const COMPLETED: Ending = { outcome: "completed", reason: "", act: null, error: 
  * recurses per node and nothing re-enters. Per node the work is O(in-degree + out-degree); no operation
  * scans the graph.
  */
-export class RunScheduler {
+export class RunScheduler implements AttemptHost, AskHost {
   private readonly runId: string;
   private readonly nodes: readonly IndexedNode[];
   /** The current activation of each node (the current iteration's, for body nodes). */
@@ -97,7 +93,7 @@ export class RunScheduler {
   private topUnsettled: number;
   /** Executor calls in flight. */
   private busy = 0;
-  private seq = 0;
+  private seq: number;
   private paused = false;
   /** `fail_fast` after a failure: nothing new starts. */
   private failing = false;
@@ -107,6 +103,7 @@ export class RunScheduler {
   private closed = false;
   private sinkError: unknown = null;
   private deadlineTimer: { cancel(): void } | null = null;
+  private readonly asks: AskDesk;
   private resolveResult!: (result: RunResult) => void;
   private rejectResult!: (error: unknown) => void;
   readonly result: Promise<RunResult>;
@@ -118,6 +115,8 @@ export class RunScheduler {
     this.topUnsettled = run.index.topLevelCount;
     this.agents = { limit: run.agentLimit, active: 0, queue: [], head: 0 };
     this.python = { limit: run.pythonLimit, active: 0, queue: [], head: 0 };
+    this.seq = run.options.firstSeq ?? 0;
+    this.asks = new AskDesk(this, run.options.ask, run.options.acceptAnswers === true);
     this.result = new Promise<RunResult>((resolve, reject) => {
       this.resolveResult = resolve;
       this.rejectResult = reject;
@@ -183,6 +182,8 @@ export class RunScheduler {
           });
           return OK;
         }),
+      answer: (askId, answers) => this.control(() => this.asks.answer(askId, answers)),
+      pendingAsks: () => this.asks.pending(),
       inspect: () => {
         const activations = [];
         for (let a = this.liveHead; a !== null; a = a.next) {
@@ -234,7 +235,7 @@ export class RunScheduler {
   // ================================================================ the pump
 
   /** Runs `fn` and everything it makes ready; calls made while pumping are queued, never nested. */
-  private enter(fn: () => void): void {
+  enter(fn: () => void): void {
     if (this.pumping) {
       this.deferred.push(fn);
       return;
@@ -360,6 +361,7 @@ export class RunScheduler {
         deadline: deadline ?? null,
         node_count: this.nodes.length,
         edge_count: this.run.index.edgeCount,
+        outputs: definition.outputs,
       });
       if (deadline !== undefined && deadline !== null) {
         const delay = deadline - clock.now();
@@ -628,7 +630,7 @@ export class RunScheduler {
     if (limitMs !== null) this.arm(act, token, work, limitMs);
     let promise: Promise<unknown>;
     try {
-      promise = Promise.resolve(this.invoke(act, work, call));
+      promise = Promise.resolve(callExecutor(this.runId, this.run.options.executors, act, work, call));
     } catch (error) {
       promise = Promise.reject(error);
     }
@@ -636,75 +638,6 @@ export class RunScheduler {
       (result) => this.settled(act, token, work, result, true),
       (error: unknown) => this.settled(act, token, work, error, false),
     );
-  }
-
-  private invoke(act: Activation, work: Work, call: Call): Promise<unknown> {
-    const { executors } = this.run.options;
-    const n = act.n;
-    const node = n.node;
-    switch (work) {
-      case "attempt": {
-        const io = call as AttemptChannel;
-        if (node.kind === "python") {
-          const request: PythonAttemptRequest = {
-            runId: this.runId,
-            activationId: act.id,
-            iteration: act.iteration,
-            attempt: act.attempt,
-            input: act.input!,
-            timeoutMs: n.timeoutMs,
-            node,
-            conditions: n.conditions,
-            conditionTimeoutMs: CONDITION_TIMEOUT_MS,
-          };
-          return executors.runPython!(request, io);
-        }
-        const request: AgentAttemptRequest = {
-          runId: this.runId,
-          activationId: act.id,
-          iteration: act.iteration,
-          attempt: act.attempt,
-          input: act.input!,
-          timeoutMs: n.timeoutMs,
-          node: node as AgentNode,
-          continueFrom: act.continueFrom,
-        };
-        return executors.runAgent!(request, io);
-      }
-      case "conditions": {
-        const request = {
-          runId: this.runId,
-          nodeId: n.id,
-          activationId: act.id,
-          value: act.value!,
-          conditions: n.conditions!,
-          timeoutMs: CONDITION_TIMEOUT_MS,
-        };
-        return executors.evaluateConditions!(request, call);
-      }
-      case "until": {
-        const loop = act.loop!;
-        const request = {
-          runId: this.runId,
-          node: node as LoopNode,
-          activationId: act.id,
-          iteration: loop.iteration,
-          value: loop.exitValue!,
-          timeoutMs: UNTIL_TIMEOUT_MS,
-        };
-        return executors.evaluateUntil!(request, call);
-      }
-      case "combine": {
-        const request = {
-          runId: this.runId,
-          node: node as JoinNode,
-          activationId: act.id,
-          sources: sourceValues(act),
-          timeoutMs: COMBINE_TIMEOUT_MS,
-        };
-        return executors.combine!(request, call);
-      }
-    }
   }
 
   private settled(act: Activation, token: number, work: Work, payload: unknown, ok: boolean): void {
@@ -771,6 +704,7 @@ export class RunScheduler {
   /** Ends what `act` has in flight or armed: its timer, its executor call (aborted when a reason is given),
    * its slot. */
   private stopWork(act: Activation, abortReason: string | null): void {
+    if (act.asks > 0) this.asks.attemptEnded(act);
     act.token++;
     if (act.timer !== null) {
       act.timer.cancel();
@@ -814,6 +748,13 @@ export class RunScheduler {
       act.status = "queued";
       act.waitingIn = pool;
       pool.queue.push(act);
+      this.emit({
+        type: "attempt_queued",
+        ...ref(act),
+        attempt: act.attempt + 1,
+        reason: pool === this.agents ? "agent_limit" : "python_limit",
+        limit: pool.limit,
+      });
       return;
     }
     this.startAttempt(act, pool);
@@ -1092,42 +1033,37 @@ export class RunScheduler {
       error,
       phase,
     });
-    const outcome: RunOutcome =
-      error.class === "worker_lost"
-        ? "worker_lost"
-        : error.class === "loop_exhausted"
-          ? "loop_exhausted"
-          : "node_failed";
+    const outcome = failureOutcome(error.class);
     const ending: Ending = { outcome, reason: "", act, error: error.message, errorClass: error.class };
-    const policy = this.run.policy;
-    if (
-      outcome === "worker_lost" ||
-      policy === "fail" ||
-      (outcome === "loop_exhausted" && policy === "pause")
-    ) {
-      this.end(ending);
-    } else if (policy === "pause") {
-      act.status = "awaiting_retry";
-      this.live(act);
-      this.emit({ type: "node_awaiting_retry", ...ref(act), phase, error_class: error.class });
-    } else if (policy === "fail_fast") {
-      this.firstFailure ??= ending;
-      this.failing = true;
-      // Nothing new starts; work in flight finishes, then the run ends (see `drain`).
-      for (let a = this.liveHead; a !== null; ) {
-        const next = a.next;
-        if (!a.inflight && a.status !== "looping") {
-          this.unlive(a);
-          this.cancelActivation(a, "run_failed");
+    switch (failureAction(this.run.policy, outcome)) {
+      case "end":
+        this.end(ending);
+        return;
+      case "await_retry":
+        act.status = "awaiting_retry";
+        this.live(act);
+        this.emit({ type: "node_awaiting_retry", ...ref(act), phase, error_class: error.class });
+        return;
+      case "stop_new_work":
+        this.firstFailure ??= ending;
+        this.failing = true;
+        // Nothing new starts; work in flight finishes, then the run ends (see `drain`).
+        for (let a = this.liveHead; a !== null; ) {
+          const next = a.next;
+          if (!a.inflight && a.status !== "looping") {
+            this.unlive(a);
+            this.cancelActivation(a, "run_failed");
+          }
+          a = next;
         }
-        a = next;
-      }
-    } else {
-      // continue: what depends on the failure can never run; independent branches go on.
-      this.firstFailure ??= ending;
-      if (act.loopAct !== null) act.loopAct.loop!.bodyFailed++;
-      this.propagate(act, null, null, true);
-      this.settle(act);
+        return;
+      case "cut_off":
+        // What depends on the failure can never run; independent branches go on.
+        this.firstFailure ??= ending;
+        if (act.loopAct !== null) act.loopAct.loop!.bodyFailed++;
+        this.propagate(act, null, null, true);
+        this.settle(act);
+        return;
     }
   }
 
@@ -1177,9 +1113,9 @@ export class RunScheduler {
     if (this.sinkError !== null) this.enter(() => {});
   }
 
-  onActivity(act: Activation, token: number, kind: AgentActivityKind, text: string): void {
+  onActivity(act: Activation, token: number, activity: AgentActivity): void {
     if (!this.isCurrent(act, token)) return;
-    this.emit({ type: "agent_activity", ...ref(act), attempt: act.attempt, kind, text });
+    this.emit({ type: "agent_activity", ...ref(act), attempt: act.attempt, activity });
     if (this.sinkError !== null) this.enter(() => {});
   }
 
@@ -1193,78 +1129,45 @@ export class RunScheduler {
     });
   }
 
-  onAsk(act: Activation, token: number, request: AskRequest): Promise<AskResponse> {
-    if (!this.isCurrent(act, token)) return Promise.resolve({ status: "cancelled" });
-    const questionId = ++act.questions;
-    const attempt = act.attempt;
-    const signal = act.call!.signal;
-    const record = (response: AskResponse) =>
-      this.enter(() => {
-        if (!this.isCurrent(act, token)) return;
-        const summary = summarizeResponse(response);
-        this.emit({
-          type: "answer",
-          ...ref(act),
-          attempt,
-          question_id: questionId,
-          status: response.status,
-          summary,
-        });
-      });
-    this.enter(() => {
-      const summary = summarizeQuestions(request);
-      this.emit({ type: "question", ...ref(act), attempt, question_id: questionId, summary });
-    });
-    const handler = this.run.options.ask;
-    if (handler === undefined) {
-      const response: AskResponse = { status: "unavailable" };
-      record(response);
-      return Promise.resolve(response);
-    }
-    let pending: Promise<AskResponse>;
-    try {
-      pending = Promise.resolve(
-        handler(request, { nodeId: act.n.id, activationId: act.id, attempt, signal }),
-      );
-    } catch (error) {
-      pending = Promise.reject(error);
-    }
-    return pending.then(
-      (response): AskResponse => {
-        if (!this.isCurrent(act, token)) return { status: "cancelled" };
-        record(response);
-        return response;
-      },
-      (): AskResponse => {
-        const response: AskResponse = signal.aborted ? { status: "cancelled" } : { status: "unavailable" };
-        record(response);
-        return response;
-      },
-    );
+  onAsk(act: Activation, token: number, request: AskRequest, signal: AbortSignal): Promise<AskResponse> {
+    return this.asks.ask(act, token, request, signal);
   }
-}
 
-/** The `AttemptIO` of one attempt: its abort signal, and callbacks routed to the scheduler with the
- * attempt's token (so that calls of an attempt that has ended are dropped). */
-class AttemptChannel extends Call implements AttemptIO {
-  constructor(
-    private readonly scheduler: RunScheduler,
-    private readonly act: Activation,
-    private readonly token: number,
-  ) {
-    super();
+  // ================================================================ asks (AskHost)
+
+  recordQuestion(act: Activation, ask: PendingAsk, summary: string): void {
+    this.emit({
+      type: "question",
+      ...ref(act),
+      attempt: ask.attempt,
+      question_id: ask.question_id,
+      ask_id: ask.ask_id,
+      summary,
+      questions: ask.questions,
+    });
   }
-  emit(text: string): void {
-    this.scheduler.onEmit(this.act, this.token, text);
+
+  recordAnswer(
+    act: Activation,
+    ask: PendingAsk,
+    status: "answered" | "unavailable" | "cancelled" | "failed",
+    summary: string,
+  ): void {
+    this.emit({
+      type: "answer",
+      ...ref(act),
+      attempt: ask.attempt,
+      question_id: ask.question_id,
+      ask_id: ask.ask_id,
+      status,
+      summary,
+    });
   }
-  ask(request: AskRequest): Promise<AskResponse> {
-    return this.scheduler.onAsk(this.act, this.token, request);
-  }
-  activity(kind: AgentActivityKind, text: string): void {
-    this.scheduler.onActivity(this.act, this.token, kind, text);
-  }
-  conditionsStarted(): void {
-    this.scheduler.onConditionsStarted(this.act, this.token);
+
+  failAttempt(act: Activation, token: number, error: NodeError): void {
+    if (!this.isCurrent(act, token)) return;
+    this.stopWork(act, error.class);
+    this.attemptFailed(act, error, "node");
   }
 }
 
@@ -1273,14 +1176,6 @@ function ref(
   act: Activation,
 ): Pick<EngineEventOf<"node_started">, "node_id" | "activation_id" | "iteration" | "loop_id"> {
   return { node_id: act.n.id, activation_id: act.id, iteration: act.iteration, loop_id: act.loopId };
-}
-
-function sourceValues(act: Activation): SourceValue[] {
-  return (act.inputs as Received[]).map((r) => ({
-    node_id: r.node_id,
-    activation_id: r.activationId!,
-    value: r.value,
-  }));
 }
 
 function nodeError(cls: string, message: string): NodeError {

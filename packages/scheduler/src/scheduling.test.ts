@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { agent, chainDef, def, edge, fallback, harness, kase, py, when } from "./test-support";
+import { agent, chainDef, def, edge, fallback, harness, kase, py, when } from "./testing";
 
 describe("input scheduling", () => {
   it("passes one source's value through unchanged, data kept (the same object)", async () => {

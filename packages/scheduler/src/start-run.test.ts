@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { isSchedulerError, type SchedulerErrorCode } from "./errors";
 import { startRun } from "./run";
-import { createFakes, def, edge, loop, py, recordingSink, when } from "./test-support";
+import { createFakes, def, edge, loop, py, recordingSink, when } from "./testing";
 import { createVirtualClock } from "./virtual-clock";
 
 function startError(build: () => unknown): SchedulerErrorCode {

@@ -1,6 +1,12 @@
 /**
- * Helpers for this package's tests (not exported): small Definition builders, scriptable fake executors
- * on a virtual clock, a recording sink, and a driver that moves virtual time until a run settles.
+ * @module @icode/workflow-scheduler/testing
+ * Helpers for tests of code built on the scheduler: small Definition builders, scriptable fake executors on a
+ * virtual clock, a recording sink, and a driver that moves virtual time until a run settles.
+ *
+ * @example
+ * import { chainDef, harness } from "@icode/workflow-scheduler/testing";
+ * const h = harness(chainDef(["a", "b"]));
+ * const result = await h.finish(); // → { outcome: "completed", … }
  */
 import type { Definition, Edge, EdgeCondition, WorkflowNode } from "@icode/workflow-graph";
 import {
@@ -19,8 +25,9 @@ import type {
   Executors,
   PythonAttemptRequest,
 } from "./executor";
+import type { RunOptions, WorkflowRun } from "./options";
 import type { RunResult } from "./result";
-import { type RunOptions, startRun, type WorkflowRun } from "./run";
+import { startRun } from "./run";
 import type { SourceValue, WorkflowValue } from "./value";
 import { createVirtualClock, type VirtualClock } from "./virtual-clock";
 
