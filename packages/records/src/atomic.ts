@@ -6,13 +6,14 @@ import { storageFailed } from "./codes";
 
 /**
  * Writes a file so that readers see either the old content or the new, never a mix: the bytes go to a
- * temporary sibling (`.<name>.<random>.tmp`), which is fsynced and renamed over the target; the folder is
+ * temporary sibling (`.<name>.<pid>.<random>.tmp`, see `atomicTempOwner`), which is fsynced and renamed over
+ * the target; the folder is
  * then fsynced so the rename survives a power loss (skipped where folders cannot be opened, as on Windows).
  * Any failure removes the temporary file and throws `storage_failed`.
  */
 export function writeFileAtomic(path: string, data: string | Uint8Array, what = "a record file"): void {
   const dir = dirname(path);
-  const temp = join(dir, `.${basename(path)}.${randomBytes(6).toString("hex")}.tmp`);
+  const temp = join(dir, `.${basename(path)}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`);
   let fd: number | null = null;
   try {
     fd = openSync(temp, "wx", 0o644);
@@ -63,4 +64,10 @@ export function fsyncDir(dir: string): void {
       } catch {}
     }
   }
+}
+
+/** The pid of the process that was writing `name` when it is a temporary file of `writeFileAtomic`, else `null`. */
+export function atomicTempOwner(name: string): number | null {
+  const match = /^\..+\.(\d+)\.[0-9a-f]{12}\.tmp$/.exec(name);
+  return match === null ? null : Number(match[1]);
 }

@@ -15,6 +15,7 @@ import { blankStrings, findLargeStrings, placeString } from "@icode/workflow-gra
 import { describeCause, recordsError, storageFailed } from "./codes";
 import { type EngineEvent, EngineEventSchema } from "./engine-events";
 import { FILES } from "./layout";
+import { readQuestions } from "./questions";
 
 /**
  * The field of an `events.jsonl` line that names the large strings (65,536 characters or more) cut out of
@@ -206,6 +207,20 @@ export class EventLog {
     }
   }
 
+  /**
+   * The last line of a run whose records have already failed: one more try to write what is queued and
+   * `value` (the run's end), even though an earlier write failed; a disk that was full may have room again,
+   * and a failed node record does not stop the log. Throws `storage_failed` when that fails too.
+   */
+  appendLast(value: unknown): void {
+    this.#failure = null;
+    const values = [...this.#pending, value];
+    this.#pending = [];
+    let text = "";
+    for (const item of values) text += text === "" ? this.#line(item) : `\n${this.#line(item)}`;
+    this.#writeLines(text);
+  }
+
   /** Writes the events `appendSoon` holds. Throws `storage_failed` (also on every later call). */
   flushPending(): void {
     if (this.#failure !== null) throw this.#failure;
@@ -368,6 +383,12 @@ export function readEventLog(path: string): ReadEventsResult {
   const events: EngineEvent[] = [];
   const raw: Record<string, unknown>[] = [];
   const warnings: EventLogWarning[] = [];
+  // The full questions of each ask, read when a question event needs them (see ./questions).
+  let questions: ReturnType<typeof readQuestions> | null = null;
+  const questionsOf = (askId: unknown): unknown => {
+    questions ??= readQuestions(join(dirname(path), FILES.questions));
+    return (typeof askId === "string" ? questions.byAsk.get(askId) : undefined) ?? [];
+  };
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i]!;
     if (line === "") continue;
@@ -389,6 +410,7 @@ export function readEventLog(path: string): ReadEventsResult {
       warnings.push({ line: i + 1, message: `${path}:${i + 1}: ${missing}; skipped.` });
       continue;
     }
+    if (isQuestionLine(value)) (value as Record<string, unknown>).questions = questionsOf(value.ask_id);
     const parsed = EngineEventSchema.safeParse(value);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
@@ -402,6 +424,15 @@ export function readEventLog(path: string): ReadEventsResult {
     raw.push(value as Record<string, unknown>);
   }
   return { events, raw, warnings };
+}
+
+function isQuestionLine(value: unknown): value is { type: "question"; ask_id?: unknown } {
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    (value as { type?: unknown }).type === "question" &&
+    !Object.hasOwn(value, "questions")
+  );
 }
 
 /** Puts the strings a line's `large_strings` names back in their places; a problem, or `null` when done. */

@@ -1,117 +1,45 @@
 /**
  * @module @icode/workflow-records
- * Sessions, run directories, `events.jsonl`, node diagnostics, orphan recovery, lifecycle hooks and
- * trajectory exports for iCode workflows. All I/O goes through `node:fs` under a `chrysHome` you pass in.
+ * Where runs are recorded: sessions, run folders, `events.jsonl`, node diagnostics, orphan recovery,
+ * lifecycle hooks and trajectory exports. The engine writes only through `RecordStore` and the `RunRecorder`
+ * it hands out; `createFsRecordStore` keeps them under `<chrysHome>/sessions/` (docs/records.md), and any
+ * other store must pass the conformance suite in `test/conformance/`.
  *
  * @example
  * import { createFsRecordStore } from "@icode/workflow-records";
  * const store = createFsRecordStore({ chrysHome: "/home/me/.chrys" });
  * const session = await store.createSession({ workflow_id: "demo", workflow_path: "/p/.chrys/workflows/demo.py",
  *   source: "project", workspace: "/p" });
- * const recorder = await store.createRun(session.session_id, { definition, environment: {}, input: { text: "", data: null },
- *   source: { path: "/p/.chrys/workflows/demo.py" }, engine_version: "0.1.0" });
- * recorder.append(event); // the scheduler's RecordSink: one line of events.jsonl per event
- * recorder.finish({ outputs: [], output: { load: { text: "", truncated: false }, native: { text: "", dropped_bytes: 0 } } });
+ * const recorder = await store.createRun(session.session_id, { definition, environment: {}, input, source, engine_version });
+ * recorder.write(event); // the scheduler's RecordSink; queued, stored at the end of the turn
+ * await recorder.close();
  * (await store.readRun(session.session_id, recorder.runId)).end?.outcome; // → "completed"
  */
-
-export { canonicalJson } from "@icode/canonical-json";
-export { writeFileAtomic, writeJsonAtomic } from "./atomic";
-export { RECORDS_CODES, type RecordsCode, RecordsCodeSchema, type RecordsError } from "./codes";
-export {
-  CapturedTextSchema,
-  DIAGNOSTIC_PHASES,
-  DiagnosticPhaseSchema,
-  diagnosticsFileName,
-  type NodeDiagnostics,
-  NodeDiagnosticsSchema,
-  readNodeDiagnostics,
-  recordHash,
-  sanitizeForFileName,
-  writeNodeDiagnostics,
-} from "./diagnostics";
-export {
-  EventLog,
-  type EventLogWarning,
-  LARGE_STRINGS_FIELD,
-  type ReadEventsResult,
-  readEventLog,
-} from "./event-log";
-export { EXPORT_FORMATS, type ExportFormat, exportTrajectory } from "./export/index";
-export {
-  type PerfettoTrace,
-  PerfettoTraceSchema,
-  type TraceEvent,
-  TraceEventSchema,
-} from "./export/perfetto";
-export {
-  buildRun,
-  type Trajectory,
-  type TrajectoryAttempt,
-  type TrajectoryNode,
-  type TrajectoryRun,
-  TrajectorySchema,
-  type Usage,
-  UsageSchema,
-} from "./export/trajectory";
-export { loadHooksConfig } from "./hooks/config";
-export { type HookRunResult, type RunHooksOptions, runHooks } from "./hooks/run";
+export { RECORDS_CODES, type RecordsCode, RecordsCodeSchema } from "./codes";
+export { type NodeDiagnostics, NodeDiagnosticsSchema } from "./diagnostics";
+export { type ReadEventsResult, readEventLog } from "./event-log";
+export { EXPORT_FORMATS, type ExportFormat } from "./export/index";
+export { type PerfettoTrace, PerfettoTraceSchema } from "./export/perfetto";
+export { type Trajectory, TrajectorySchema, type Usage, UsageSchema } from "./export/trajectory";
+export { type HookRunResult, runHooks } from "./hooks/run";
 export {
   HOOK_EVENTS,
   HOOK_WARNING_CODES,
-  type Hook,
-  HookCommandSchema,
   type HookEvent,
-  HookEventSchema,
-  type HookFields,
-  type HookInput,
-  type HookPayload,
-  type HookPayloadOf,
-  HookPayloadSchema,
-  HookSchema,
-  type HooksConfig,
-  HooksConfigSchema,
   type HookWarning,
   HookWarningSchema,
 } from "./hooks/schema";
-export { isRunId, isSessionId, newRunId, newSessionId, RunIdSchema, SessionIdSchema } from "./ids";
-export { FILES, hooksFile, runDir, sessionDir, sessionsDir } from "./layout";
-export { isProcessAlive, processStartMarker } from "./process-marker";
-export { FsRunRecorder, type RunFinish, type RunRecorder } from "./recorder";
-export { ORPHAN_ERROR_CLASS, type RecoveredRun, type RecoveryOptions, recoverOrphans } from "./recovery";
+export { isRunId, isSessionId, RunIdSchema, SessionIdSchema } from "./ids";
+export type { RunFinish, RunRecorder } from "./recorder";
+export { ORPHAN_ERROR_CLASS, type RecoveredRun, type RecoveryOptions } from "./recovery";
+export type { RunInit, RunRecord } from "./run";
 export {
-  createRun,
   type EnvironmentRecord,
-  EnvironmentRecordSchema,
-  listRuns,
-  RUN_FORMAT,
   type RunDiagnostics,
   RunDiagnosticsSchema,
-  type RunHeader,
   RunHeaderSchema,
-  type RunInit,
-  type RunRecord,
-  readRun,
-  readRunDir,
-} from "./run";
-export {
-  createSession,
-  type ListSessionsFilter,
-  type ListSessionsResult,
-  listSessions,
-  loadSession,
-  SESSION_FORMAT,
-  type Session,
-  type SessionInit,
-  SessionInitSchema,
-  type SessionPatch,
-  SessionPatchSchema,
-  SessionSchema,
-  type SessionSettings,
-  SessionSettingsSchema,
-  updateSession,
-  type WorkflowSource,
-  WorkflowSourceSchema,
-} from "./session";
-export { type SourceSnapshot, skippedInSnapshot, writeSourceSnapshot } from "./snapshot";
+} from "./run-files";
+export type { SessionInit, SessionPatch, SessionSettings, WorkflowSource } from "./session";
+export { type ListSessionsFilter, type ListSessionsResult, type Session, SessionSchema } from "./session";
+export type { SourceSnapshot } from "./snapshot";
 export { createFsRecordStore, type RecordStore } from "./store";

@@ -10,7 +10,7 @@ import { join } from "node:path";
  * <chrysHome>/sessions/<session_id>/workflows/<run_id>/{run,definition,environment,input}.json
  *                                                     /source/…  events.jsonl  outputs.json  output.json
  *                                                     /nodes/<activation>.<attempt>.diagnostics.<hash8>.json
- *                                                     large-strings.utf8
+ *                                                     large-strings.utf8  questions.jsonl
  * ```
  */
 export const FILES = {
@@ -27,6 +27,8 @@ export const FILES = {
   nodes: "nodes",
   /** The large strings of the events, each stored once (see `LARGE_STRINGS_FIELD`). */
   strings: "large-strings.utf8",
+  /** The full questions of each ask (the events keep a summary; see ./questions). */
+  questions: "questions.jsonl",
 } as const;
 
 export function sessionsDir(chrysHome: string): string {

@@ -3,9 +3,10 @@ import { writeJsonAtomic } from "./atomic";
 import { recordsError } from "./codes";
 import { type NodeDiagnostics, writeNodeDiagnostics } from "./diagnostics";
 import { cutText, type EngineEvent, type RecordSink, type RunOutput, SUMMARY_LIMIT } from "./engine-events";
-import { EventLog } from "./event-log";
+import { EventLog, readEventLog } from "./event-log";
 import { FILES } from "./layout";
-import type { RunDiagnostics, RunHeader } from "./run";
+import { appendQuestions } from "./questions";
+import type { RunDiagnostics } from "./run-files";
 
 /** What a run leaves at its end: the final outputs and the run-level captured output. */
 export interface RunFinish {
@@ -14,71 +15,63 @@ export interface RunFinish {
 }
 
 /**
- * The scheduler's record sink for one run. `append` (alias `write`, the `RecordSink` method) writes one
- * event synchronously and in order; a failed write throws a `WorkflowError` coded `storage_failed`, which
- * the scheduler turns into the run's outcome. Nothing here exits or crashes the process.
+ * Where one run's records go: the scheduler's sink (`write`) and everything else a run stores. Batching is
+ * part of the contract: `write` only queues, and the store writes what is queued at the end of the turn of
+ * the event loop, or when asked (`flushPending`), so a fan-out of thousands of nodes costs a few writes, and a
+ * node's start is stored before its code runs. A store may do its I/O asynchronously: every method that
+ * stores returns `void` or a promise, and a failure (a `WorkflowError` coded `storage_failed`) surfaces from
+ * that call or a later one. The file-system recorder (`createFsRecordStore`) is synchronous.
  */
 export interface RunRecorder extends RecordSink {
   readonly sessionId: string;
   readonly runId: string;
-  append(event: EngineEvent): void;
-  /** Saves one attempt's captured output; returns where, or `null` when there was nothing to save. */
-  writeNodeDiagnostics(record: NodeDiagnostics): string | null;
-  /** Writes `outputs.json` and `output.json` and closes the event log. */
-  finish(result: RunFinish): void;
-  /** Closes the event log without finishing (e.g. the run could not start). Idempotent. */
-  close(): void;
+  /** Where the store keeps the run, for people (the file store: the run folder), or `null`. */
+  readonly location: string | null;
+  /** Queues one event, in order. Throws `storage_failed` when an earlier write of this run failed. */
+  write(event: EngineEvent): void;
+  /** Stores the queued events now (before a node's code runs). Throws or rejects with `storage_failed`. */
+  flushPending(): void | Promise<void>;
+  /** Makes what was stored durable (the file store: `fsync`). */
+  flush(): Promise<void>;
+  /** One last try, after a failure, to store `event` (the run's end) and what is queued before it. */
+  writeLast(event: EngineEvent): void | Promise<void>;
+  /** Stores one attempt's captured output. */
+  writeNodeDiagnostics(record: NodeDiagnostics): void | Promise<void>;
+  /** Stores the final outputs and the run-level output; the engine does this before the end event. */
+  writeOutputs(finish: RunFinish): void | Promise<void>;
+  /** The run's stored events with `seq >= fromSeq`, in order (queued ones once `flushPending` stored them). */
+  readEvents(fromSeq?: number): Promise<EngineEvent[]>;
+  /** Stores what is queued and closes. Idempotent; rejects with `storage_failed` when that last write fails. */
+  close(): Promise<void>;
 }
 
-/** The file-system `RunRecorder`: `<session>/workflows/<run_id>/`. */
+/** The file-system `RunRecorder`: `<session>/workflows/<run_id>/` (layout in ./layout). */
 export class FsRunRecorder implements RunRecorder {
   readonly dir: string;
   readonly sessionId: string;
   readonly runId: string;
   readonly #log: EventLog;
 
-  private constructor(dir: string, header: RunHeader, log: EventLog) {
+  private constructor(dir: string, sessionId: string, runId: string, log: EventLog) {
     this.dir = dir;
-    this.sessionId = header.session_id;
-    this.runId = header.run_id;
+    this.sessionId = sessionId;
+    this.runId = runId;
     this.#log = log;
   }
 
-  /** Internal to `createRun`: starts the run's empty event log. */
-  static create(dir: string, header: RunHeader): FsRunRecorder {
-    return new FsRunRecorder(dir, header, EventLog.create(join(dir, FILES.events)));
+  /** Internal to `createRun`: starts the run's empty event log in its (complete) folder. */
+  static create(dir: string, sessionId: string, runId: string): FsRunRecorder {
+    return new FsRunRecorder(dir, sessionId, runId, EventLog.create(join(dir, FILES.events)));
   }
 
-  append(event: EngineEvent): void {
-    if (event.run_id !== this.runId) {
-      throw recordsError(
-        "storage_failed",
-        `Event ${event.seq} (${event.type}) belongs to run ${event.run_id}, but this recorder writes run ${this.runId}.`,
-      );
-    }
-    this.#log.append(summarized(event));
+  get location(): string {
+    return this.dir;
   }
 
   write(event: EngineEvent): void {
-    this.append(event);
+    this.#log.appendSoon(this.#stored(event));
   }
 
-  /**
-   * Like `append`, but the line is written with the others of this turn of the event loop (one write
-   * instead of one per event: the scheduler emits several events per node). A failed write is thrown by a
-   * later `appendSoon`, `flush` or `finish`; events appended before it stay readable.
-   */
-  appendSoon(event: EngineEvent): void {
-    if (event.run_id !== this.runId) {
-      throw recordsError(
-        "storage_failed",
-        `Event ${event.seq} (${event.type}) belongs to run ${event.run_id}, but this recorder writes run ${this.runId}.`,
-      );
-    }
-    this.#log.appendSoon(summarized(event));
-  }
-
-  /** Writes the events `appendSoon` holds now (for example once a node's call went out). Throws `storage_failed`. */
   flushPending(): void {
     this.#log.flushPending();
   }
@@ -87,28 +80,47 @@ export class FsRunRecorder implements RunRecorder {
     this.#log.sync();
   }
 
-  writeNodeDiagnostics(record: NodeDiagnostics): string | null {
-    return writeNodeDiagnostics(this.dir, record);
+  writeLast(event: EngineEvent): void {
+    this.#log.appendLast(this.#stored(event));
   }
 
-  finish(result: RunFinish): void {
-    try {
-      writeJsonAtomic(join(this.dir, FILES.outputs), result.outputs, "the final outputs");
-      writeJsonAtomic(join(this.dir, FILES.output), result.output, "the run output");
-    } finally {
-      this.#log.close();
-    }
+  writeNodeDiagnostics(record: NodeDiagnostics): void {
+    writeNodeDiagnostics(this.dir, record);
   }
 
-  close(): void {
+  writeOutputs(finish: RunFinish): void {
+    writeJsonAtomic(join(this.dir, FILES.outputs), finish.outputs, "the final outputs");
+    writeJsonAtomic(join(this.dir, FILES.output), finish.output, "the run output");
+  }
+
+  async readEvents(fromSeq = 0): Promise<EngineEvent[]> {
+    const { events } = readEventLog(join(this.dir, FILES.events));
+    return fromSeq <= 0 ? events : events.filter((event) => event.seq >= fromSeq);
+  }
+
+  async close(): Promise<void> {
     this.#log.close();
   }
-}
 
-/** Question and answer events keep a summary of at most 512 characters (spec `NodeContext.ask`). */
-function summarized(event: EngineEvent): EngineEvent {
-  if ((event.type === "question" || event.type === "answer") && event.summary.length > SUMMARY_LIMIT) {
-    return { ...event, summary: cutText(event.summary, SUMMARY_LIMIT) };
+  /**
+   * The event as the log keeps it: question and answer summaries cut to 512 characters (spec `NodeContext.ask`)
+   * and a question's full questions stored beside the log (./questions), not in it.
+   */
+  #stored(event: EngineEvent): EngineEvent {
+    if (event.run_id !== this.runId) {
+      throw recordsError(
+        "storage_failed",
+        `Event ${event.seq} (${event.type}) belongs to run ${event.run_id}, but this recorder writes run ${this.runId}.`,
+      );
+    }
+    if (event.type === "question") {
+      appendQuestions(join(this.dir, FILES.questions), event.ask_id, event.questions);
+      const { questions: _full, ...kept } = event;
+      return { ...kept, summary: cutText(event.summary, SUMMARY_LIMIT) } as EngineEvent;
+    }
+    if (event.type === "answer" && event.summary.length > SUMMARY_LIMIT) {
+      return { ...event, summary: cutText(event.summary, SUMMARY_LIMIT) };
+    }
+    return event;
   }
-  return event;
 }

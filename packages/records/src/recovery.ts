@@ -1,6 +1,7 @@
-import { readdirSync } from "node:fs";
+import { readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { DefinitionSchema } from "@icode/workflow-graph";
+import { atomicTempOwner } from "./atomic";
 import { recordsError } from "./codes";
 import type { EngineEventOf } from "./engine-events";
 import { EventLog, readEventLog } from "./event-log";
@@ -8,7 +9,7 @@ import { isRunId } from "./ids";
 import { readJsonFile } from "./json-file";
 import { FILES } from "./layout";
 import { isProcessAlive, processStartMarker } from "./process-marker";
-import { RunHeaderSchema } from "./run";
+import { RunHeaderSchema } from "./run-files";
 
 /**
  * The error class recorded on an orphaned run's end event: the process that ran it is gone. The run's
@@ -36,6 +37,11 @@ export interface RecoveredRun {
  * alive, or is alive but is another process (its start marker differs from the one in `run.json`) — and
  * appends a `workflow_run_end` with `outcome: "orphaned"` to each. Outputs that had completed stay in the
  * event's `outputs`. Runs of live processes, finished runs and unreadable run folders are left alone.
+ *
+ * It also removes what a process that died left half-made: a run folder it was still building
+ * (`.<run_id>.<pid>.partial`, see `createRun`) and temporary files of atomic writes (`.<name>.<pid>.<hex>.tmp`)
+ * in the session folder, its run folders and their `nodes/`. Run folders are the truth: a run that
+ * `session.json` does not list is found and recovered like any other.
  */
 export function recoverOrphans(
   sessionDirPath: string,
@@ -54,8 +60,17 @@ export function recoverOrphans(
       cause,
     });
   }
+  const dead = (pid: number) => pid !== process.pid && !alive(pid);
+  removeLeftovers(sessionDirPath, dead);
+  for (const name of readdirSync(folder)) {
+    const partial = /^\.([0-9a-f]{32})\.(\d+)\.partial$/.exec(name);
+    if (partial !== null && dead(Number(partial[2])))
+      rmSync(join(folder, name), { recursive: true, force: true });
+  }
   const recovered: RecoveredRun[] = [];
   for (const runId of names) {
+    removeLeftovers(join(folder, runId), dead);
+    removeLeftovers(join(folder, runId, FILES.nodes), dead);
     const dir = join(folder, runId);
     let header: ReturnType<typeof RunHeaderSchema.parse>;
     try {
@@ -128,4 +143,18 @@ function completedOutputs(
     }
   }
   return result;
+}
+
+/** Removes the temporary files of atomic writes in `dir` whose writing process is dead. */
+function removeLeftovers(dir: string, dead: (pid: number) => boolean): void {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const owner = atomicTempOwner(name);
+    if (owner !== null && dead(owner)) rmSync(join(dir, name), { force: true });
+  }
 }

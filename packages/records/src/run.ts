@@ -1,60 +1,28 @@
-import { mkdirSync, readdirSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { type Definition, DefinitionSchema } from "@icode/workflow-graph";
-import { z } from "zod";
-import { writeFileAtomic, writeJsonAtomic } from "./atomic";
+import { fsyncDir, writeFileAtomic, writeJsonAtomic } from "./atomic";
 import { recordsError, storageFailed } from "./codes";
 import { type NodeDiagnostics, readNodeDiagnostics } from "./diagnostics";
-import {
-  type EngineEvent,
-  type RunOutput,
-  RunOutputSchema,
-  type WorkflowValue,
-  WorkflowValueSchema,
-} from "./engine-events";
+import { type EngineEvent, type RunOutput, type WorkflowValue, WorkflowValueSchema } from "./engine-events";
 import { readEventLog } from "./event-log";
-import { isRunId, newRunId, RunIdSchema, SessionIdSchema } from "./ids";
+import { isRunId, newRunId } from "./ids";
 import { readJsonFile } from "./json-file";
 import { FILES, runDir, sessionDir } from "./layout";
 import { processStartMarker } from "./process-marker";
 import { FsRunRecorder } from "./recorder";
+import {
+  type EnvironmentRecord,
+  EnvironmentRecordSchema,
+  RUN_FORMAT,
+  type RunDiagnostics,
+  RunDiagnosticsSchema,
+  type RunHeader,
+  RunHeaderSchema,
+  RunOutputsSchema,
+} from "./run-files";
 import { loadSession, saveSession } from "./session";
 import { type SourceSnapshot, writeSourceSnapshot } from "./snapshot";
-
-export const RUN_FORMAT = 1 as const;
-
-/** `run.json`: who started the run, when, and which process ran it (for orphan detection). */
-export const RunHeaderSchema = z.object({
-  format: z.literal(RUN_FORMAT),
-  run_id: RunIdSchema,
-  session_id: SessionIdSchema,
-  workflow_id: z.string(),
-  /** ISO 8601 UTC. */
-  started_at: z.string(),
-  pid: z.number().int().min(1),
-  /** `processStartMarker(pid)` when the run started; `null` where it cannot be read (not Linux). */
-  process_start: z.string().nullable(),
-  engine_version: z.string(),
-});
-export type RunHeader = z.infer<typeof RunHeaderSchema>;
-
-/**
- * `output.json`: output that belongs to no node attempt (the run JSON's `diagnostics` object). `load` is
- * what loading the workflow printed; `native` the last 64 KiB of fd-level writes and child-process output,
- * with the bytes dropped before it counted (clarification 17). `error` when collecting them failed.
- */
-export const RunDiagnosticsSchema = z.object({
-  load: z.object({ text: z.string(), truncated: z.boolean() }).optional(),
-  native: z.object({ text: z.string(), dropped_bytes: z.number().int().min(0) }).optional(),
-  error: z.string().optional(),
-});
-export type RunDiagnostics = z.infer<typeof RunDiagnosticsSchema>;
-
-export const RunOutputsSchema = z.array(RunOutputSchema);
-
-/** The resolved execution environment (interpreter, versions, fingerprint…), kept as given. */
-export const EnvironmentRecordSchema = z.record(z.string(), z.json());
-export type EnvironmentRecord = z.infer<typeof EnvironmentRecordSchema>;
 
 export interface RunInit {
   /** The ID the scheduler stamps on events; a new one when left out. 32 lowercase hex characters. */
@@ -74,9 +42,20 @@ export interface RunInit {
 }
 
 /**
+ * The name of a run folder while it is being made: `.<run_id>.<pid>.partial`. The folder is built complete
+ * under this name and renamed into place, so a `<run_id>` folder always has its `run.json`; one of these left
+ * by a process that died is removed by `recoverOrphans`.
+ */
+export function partialRunDirName(runId: string, pid: number): string {
+  return `.${runId}.${pid}.partial`;
+}
+
+/**
  * Creates `<session>/workflows/<run_id>/` with its header, definition, environment, input and source
- * snapshot, an empty `events.jsonl`, adds the run to the session, and returns the recorder that appends
- * events. Throws `storage_failed` when anything cannot be written (nothing is added to the session then).
+ * snapshot and an empty `events.jsonl`, adds the run to the session, and returns the recorder that appends
+ * events. The folder appears whole (built under a temporary name, then renamed), and the run folders are the
+ * truth: a crash before the session file lists the run still leaves a run that `listRuns` and recovery find.
+ * Throws `storage_failed` when anything cannot be written (no run folder is left then).
  */
 export function createRun(chrysHome: string, sessionId: string, init: RunInit): FsRunRecorder {
   const session = loadSession(chrysHome, sessionId);
@@ -85,50 +64,69 @@ export function createRun(chrysHome: string, sessionId: string, init: RunInit): 
     throw recordsError("invalid_id", `"${runId}" is not a run ID: expected 32 lowercase hex characters.`);
   }
   const sessionPath = sessionDir(chrysHome, sessionId);
+  const runs = join(sessionPath, FILES.runs);
   const dir = runDir(sessionPath, runId);
-  try {
-    mkdirSync(join(sessionPath, FILES.runs), { recursive: true });
-  } catch (cause) {
-    throw storageFailed("the runs folder", join(sessionPath, FILES.runs), cause);
-  }
-  try {
-    mkdirSync(dir);
-  } catch (cause) {
-    if ((cause as NodeJS.ErrnoException).code === "EEXIST") {
-      throw recordsError("run_exists", `Run ${runId} already exists in session ${sessionId} (${dir}).`, {
-        hint: "Every run needs a new run ID.",
-      });
-    }
-    throw storageFailed("the run folder", dir, cause);
-  }
   const pid = init.pid ?? process.pid;
-  const header: RunHeader = {
-    format: RUN_FORMAT,
-    run_id: runId,
-    session_id: sessionId,
-    workflow_id: session.workflow_id,
-    started_at: new Date().toISOString(),
-    pid,
-    process_start: processStartMarker(pid),
-    engine_version: init.engine_version,
-  };
-  writeJsonAtomic(join(dir, FILES.header), header, "the run header");
-  if (init.definitionJson === undefined) {
-    writeJsonAtomic(join(dir, FILES.definition), init.definition, "the graph definition");
-  } else {
-    writeFileAtomic(join(dir, FILES.definition), init.definitionJson, "the graph definition");
+  const partial = join(runs, partialRunDirName(runId, process.pid));
+  try {
+    mkdirSync(runs, { recursive: true });
+  } catch (cause) {
+    throw storageFailed("the runs folder", runs, cause);
   }
-  writeJsonAtomic(join(dir, FILES.environment), init.environment, "the resolved environment");
-  writeJsonAtomic(join(dir, FILES.input), init.input, "the run input");
-  writeSourceSnapshot(join(dir, FILES.source), init.source);
-  const recorder = FsRunRecorder.create(dir, header);
+  if (existsSync(dir)) throw runExists(runId, sessionId, dir);
+  try {
+    mkdirSync(partial);
+  } catch (cause) {
+    throw storageFailed("the run folder", partial, cause);
+  }
+  try {
+    const header: RunHeader = {
+      format: RUN_FORMAT,
+      run_id: runId,
+      session_id: sessionId,
+      workflow_id: session.workflow_id,
+      started_at: new Date().toISOString(),
+      pid,
+      process_start: processStartMarker(pid),
+      engine_version: init.engine_version,
+    };
+    writeJsonAtomic(join(partial, FILES.header), header, "the run header");
+    if (init.definitionJson === undefined) {
+      writeJsonAtomic(join(partial, FILES.definition), init.definition, "the graph definition");
+    } else {
+      writeFileAtomic(join(partial, FILES.definition), init.definitionJson, "the graph definition");
+    }
+    writeJsonAtomic(join(partial, FILES.environment), init.environment, "the resolved environment");
+    writeJsonAtomic(join(partial, FILES.input), init.input, "the run input");
+    writeSourceSnapshot(join(partial, FILES.source), init.source);
+    try {
+      renameSync(partial, dir);
+    } catch (cause) {
+      const code = (cause as NodeJS.ErrnoException).code;
+      if (code === "EEXIST" || code === "ENOTEMPTY") throw runExists(runId, sessionId, dir);
+      throw storageFailed("the run folder", dir, cause);
+    }
+  } catch (error) {
+    rmSync(partial, { recursive: true, force: true });
+    throw error;
+  }
+  fsyncDir(runs);
+  const recorder = FsRunRecorder.create(dir, sessionId, runId);
   try {
     saveSession(chrysHome, { ...session, runs: [...session.runs.filter((id) => id !== runId), runId] });
   } catch (error) {
-    recorder.close();
+    // The run folder stays: it is a run of the session (see above), recorded as orphaned by the next
+    // restore since no event will ever end it.
+    void recorder.close().catch(() => undefined);
     throw error;
   }
   return recorder;
+}
+
+function runExists(runId: string, sessionId: string, dir: string) {
+  return recordsError("run_exists", `Run ${runId} already exists in session ${sessionId} (${dir}).`, {
+    hint: "Every run needs a new run ID.",
+  });
 }
 
 /**
@@ -162,6 +160,8 @@ function readRunHeaderOrNull(dir: string): RunHeader | null {
     return null;
   }
 }
+
+export type { EnvironmentRecord, RunDiagnostics, RunHeader };
 
 /** Everything a run directory holds, read back. Viewing a record never runs workflow code. */
 export interface RunRecord {

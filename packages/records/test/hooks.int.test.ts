@@ -1,6 +1,7 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { removeDir, tempDir } from "./helpers";
 import {
   type HookInput,
   HookPayloadSchema,
@@ -8,8 +9,7 @@ import {
   hooksFile,
   isProcessAlive,
   runHooks,
-} from "../src/index";
-import { removeDir, tempDir } from "./helpers";
+} from "./internals";
 
 let root: string;
 beforeEach(() => {

@@ -1,17 +1,22 @@
 import { spawn } from "node:child_process";
-import { join } from "node:path";
+import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { basename, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { runInit, scriptedEvents, sessionInit } from "./conformance/fixtures";
+import { append, finish, removeDir, tempDir } from "./helpers";
 import {
   createRun,
   createSession,
+  FILES,
   isProcessAlive,
+  listRuns,
+  loadSession,
   processStartMarker,
   readRunDir,
   recoverOrphans,
+  saveSession,
   sessionDir,
-} from "../src/index";
-import { runInit, scriptedEvents, sessionInit } from "./conformance/fixtures";
-import { removeDir, tempDir } from "./helpers";
+} from "./internals";
 
 let root: string;
 let home: string;
@@ -37,7 +42,7 @@ describe("orphan recovery with real processes", () => {
       const pid = worker.child.pid!;
       const session = createSession(home, sessionInit(root));
       const recorder = createRun(home, session.session_id, runInit({ pid }));
-      for (const event of scriptedEvents(recorder.runId, { end: false })) recorder.append(event);
+      for (const event of scriptedEvents(recorder.runId, { end: false })) append(recorder, event);
       recorder.close();
       const header = readRunDir(recorder.dir).header;
       expect(header.pid).toBe(pid);
@@ -92,4 +97,34 @@ describe("orphan recovery with real processes", () => {
       }
     },
   );
+
+  it("cleans up what a dead process left half-made, and finds a run the session file does not list", async () => {
+    const worker = startWorker();
+    const deadPid = worker.child.pid!;
+    worker.child.kill("SIGKILL");
+    await worker.exited;
+    const session = createSession(home, sessionInit(root));
+    const dir = sessionDir(home, session.session_id);
+    // A run folder still being built when its process died, and atomic-write temporaries of that process.
+    const runs = join(dir, FILES.runs);
+    mkdirSync(join(runs, `.${"a".repeat(32)}.${deadPid}.partial`), { recursive: true });
+    writeFileSync(join(runs, `.${"a".repeat(32)}.${deadPid}.partial`, FILES.header), "{");
+    writeFileSync(join(dir, `.session.json.${deadPid}.0123456789ab.tmp`), "{");
+    // A temporary of a live process (this one) stays.
+    const mine = join(dir, `.session.json.${process.pid}.0123456789ab.tmp`);
+    writeFileSync(mine, "{");
+    // A run whose process died after its folder was made but before session.json listed it.
+    const recorder = createRun(home, session.session_id, runInit({ pid: deadPid }));
+    await recorder.close();
+    const listed = loadSession(home, session.session_id);
+    saveSession(home, { ...listed, runs: [] });
+    writeFileSync(join(recorder.dir, `.outputs.json.${deadPid}.0123456789ab.tmp`), "[");
+
+    const recovered = recoverOrphans(dir);
+    expect(recovered.map((r) => r.run_id)).toEqual([recorder.runId]);
+    expect(readdirSync(runs).sort()).toEqual([recorder.runId]);
+    expect(readdirSync(dir).filter((name) => name.endsWith(".tmp"))).toEqual([basename(mine)]);
+    expect(readdirSync(recorder.dir).some((name) => name.endsWith(".tmp"))).toBe(false);
+    expect(listRuns(home, session.session_id)).toEqual([recorder.runId]);
+  });
 });

@@ -2,6 +2,8 @@ import { spawn } from "node:child_process";
 import { appendFileSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { runInit, scriptedEvents, sessionInit } from "./conformance/fixtures";
+import { append, finish, removeDir, tempDir } from "./helpers";
 import {
   canonicalJson,
   createRun,
@@ -14,9 +16,7 @@ import {
   runDir,
   sessionDir,
   writeFileAtomic,
-} from "../src/index";
-import { runInit, scriptedEvents, sessionInit } from "./conformance/fixtures";
-import { removeDir, tempDir } from "./helpers";
+} from "./internals";
 
 let root: string;
 let home: string;
@@ -35,14 +35,14 @@ describe("run directory layout", () => {
   it("writes every JSON file as canonical JSON and every event as one canonical line", () => {
     const session = createSession(home, sessionInit(root, { settings: { model: "m", zeta: 1, alpha: [2] } }));
     const recorder = createRun(home, session.session_id, runInit());
-    for (const event of scriptedEvents(recorder.runId)) recorder.append(event);
+    for (const event of scriptedEvents(recorder.runId)) append(recorder, event);
     recorder.writeNodeDiagnostics({
       node_id: "a",
       activation_id: "a@iter#1",
       attempt: 1,
       phases: [{ phase: "node", stdout: { text: "é\n", truncated: false } }],
     });
-    recorder.finish({ outputs: [], output: { native: { text: "x", dropped_bytes: 3 } } });
+    finish(recorder, { outputs: [], output: { native: { text: "x", dropped_bytes: 3 } } });
     const dir = runDir(sessionDir(home, session.session_id), recorder.runId);
     const sessionFile = join(sessionDir(home, session.session_id), FILES.session);
     expect(isCanonicalFile(sessionFile)).toBe(true);
@@ -117,7 +117,7 @@ describe("run directory layout", () => {
     const session = createSession(home, sessionInit(root));
     const recorder = createRun(home, session.session_id, runInit());
     const events = scriptedEvents(recorder.runId, { end: false });
-    for (const event of events.slice(0, 3)) recorder.append(event);
+    for (const event of events.slice(0, 3)) append(recorder, event);
     recorder.close();
     const log = join(recorder.dir, FILES.events);
     // A crash in the middle of writing the fourth line.

@@ -3,9 +3,9 @@ import { readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { isWorkflowError } from "@icode/workflow-errors";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createRun, createSession, FILES, loadSession, readEventLog, sessionDir } from "../src/index";
 import { runInit, scriptedEvents, sessionInit } from "./conformance/fixtures";
-import { removeDir, tempDir } from "./helpers";
+import { append, finish, removeDir, tempDir } from "./helpers";
+import { createRun, createSession, FILES, loadSession, readEventLog, sessionDir } from "./internals";
 
 /**
  * Write failures, made real in ways that also stop root (tests run as root here, where chmod 0o500 does
@@ -50,7 +50,7 @@ describe("storage failures", () => {
     const session = createSession(home, sessionInit(root));
     const recorder = createRun(home, session.session_id, runInit());
     const events = scriptedEvents(recorder.runId);
-    for (const event of events.slice(0, 5)) recorder.append(event);
+    for (const event of events.slice(0, 5)) append(recorder, event);
     const moved = `${recorder.dir}.moved`;
     renameSync(recorder.dir, moved);
     writeFileSync(recorder.dir, "in the way");
@@ -64,7 +64,7 @@ describe("storage failures", () => {
     );
     expect(diagnostics.code).toBe("storage_failed");
     expect(diagnostics.message).toContain(join(recorder.dir, FILES.nodes));
-    expect(thrown(() => recorder.finish({ outputs: [], output: {} })).code).toBe("storage_failed");
+    expect(thrown(() => finish(recorder, { outputs: [], output: {} })).code).toBe("storage_failed");
     // Everything written before is still readable where the folder went.
     const log = readEventLog(join(moved, FILES.events));
     expect(log.events.map((e) => e.seq)).toEqual([0, 1, 2, 3, 4]);
@@ -72,12 +72,12 @@ describe("storage failures", () => {
   });
 
   it.skipIf(!hasPrlimit)(
-    "throws storage_failed when the kernel refuses to grow events.jsonl mid-line, keeps earlier events whole, and recovers",
+    "throws storage_failed when the kernel refuses to grow events.jsonl mid-line, keeps earlier events whole, and still records the end",
     () => {
       const session = createSession(home, sessionInit(root));
       const recorder = createRun(home, session.session_id, runInit());
       const events = scriptedEvents(recorder.runId);
-      for (const event of events.slice(0, 3)) recorder.append(event);
+      for (const event of events.slice(0, 3)) append(recorder, event);
       const log = join(recorder.dir, FILES.events);
       const size = statSync(log).size;
       const limit = (value: string) =>
@@ -85,9 +85,9 @@ describe("storage failures", () => {
       limit(`${size + 40}:unlimited`);
       let failure: { code: string; message: string };
       try {
-        failure = thrown(() => recorder.append(events[3]!));
+        failure = thrown(() => append(recorder, events[3]!));
         // Still failing, still not crashing.
-        expect(thrown(() => recorder.append(events[3]!)).code).toBe("storage_failed");
+        expect(thrown(() => append(recorder, events[3]!)).code).toBe("storage_failed");
       } finally {
         limit("unlimited:unlimited");
       }
@@ -96,12 +96,15 @@ describe("storage failures", () => {
       // The partial line was cut off: the file ends with the third whole line.
       expect(statSync(log).size).toBe(size);
       expect(readFileSync(log, "utf8").endsWith("\n")).toBe(true);
-      // Once writing works again the run goes on, in order and readable.
-      for (const event of events.slice(3)) recorder.append(event);
-      recorder.finish({ outputs: [], output: {} });
+      // A failed write is sticky (the scheduler ends the run with storage_failed), but once the disk takes
+      // writes again the run's end still gets recorded, on a whole line after the earlier ones.
+      expect(thrown(() => append(recorder, events[4]!)).code).toBe("storage_failed");
+      const end = events[events.length - 1]!;
+      recorder.writeLast(end);
+      finish(recorder, { outputs: [], output: {} });
       const read = readEventLog(log);
       expect(read.warnings).toEqual([]);
-      expect(read.events.map((e) => e.seq)).toEqual(events.map((e) => e.seq));
+      expect(read.events.map((e) => e.seq)).toEqual([0, 1, 2, end.seq]);
     },
   );
 });

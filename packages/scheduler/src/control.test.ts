@@ -425,6 +425,38 @@ describe("run-ending errors", () => {
     expect(result.outputs.map((o) => o.node_id)).toEqual(["a"]);
   });
 
+  it("storage_failed: a sink that refuses writes records the true end through writeLast", async () => {
+    const last: EngineEvent[] = [];
+    const sink = {
+      ...recordingSink({ failAt: 8, error: new Error("EIO: i/o error, write") }),
+      writeLast: (event: EngineEvent) => last.push(event),
+    };
+    const h = harness(twoBranches(), { nodes: { slow: sleepy(100_000) } }, { sink });
+    const result = await h.finish();
+    expect(result).toMatchObject({ outcome: "storage_failed" });
+    expect(last).toHaveLength(1);
+    expect(last[0]).toMatchObject({ type: "workflow_run_end", outcome: "storage_failed" });
+  });
+
+  it("storage_failed: a final flush that fails adds a storage_failed end through writeLast", async () => {
+    const last: EngineEvent[] = [];
+    const base = recordingSink();
+    const sink = {
+      ...base,
+      flush: () => Promise.reject(new Error("ENOSPC: no space left on device")),
+      writeLast: (event: EngineEvent) => last.push(event),
+    };
+    const h = harness(chainDef(["a"]), {}, { sink });
+    const result = await h.finish();
+    expect(result).toMatchObject({ outcome: "storage_failed", error: expect.stringContaining("ENOSPC") });
+    const completed = base.events.find((e) => e.type === "workflow_run_end");
+    expect(completed).toMatchObject({ outcome: "completed" });
+    // The last end tells the truth, numbered after the first.
+    expect(last).toMatchObject([
+      { type: "workflow_run_end", outcome: "storage_failed", seq: completed!.seq + 1 },
+    ]);
+  });
+
   it("awaits a successful flush before settling the result", async () => {
     let flushed = false;
     const sink = {

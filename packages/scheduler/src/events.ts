@@ -271,5 +271,11 @@ export type EngineEventOf<T extends EngineEventType> = Extract<EngineEvent, { ty
  */
 export interface RecordSink {
   write(event: EngineEvent): void;
+  /**
+   * The run's end event after an earlier `write` failed: a sink whose failures are sticky (it refuses every
+   * write after one failed) gets one more try here, so that a log that can still be written records the true
+   * outcome (`storage_failed`).
+   */
+  writeLast?(event: EngineEvent): void;
   flush?(): Promise<void>;
 }

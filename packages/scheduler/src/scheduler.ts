@@ -102,6 +102,8 @@ export class RunScheduler implements AttemptHost, AskHost {
   /** The end event has been written: nothing more is. */
   private closed = false;
   private sinkError: unknown = null;
+  /** The end event after a sink failure goes to `RecordSink.writeLast` when the sink has one. */
+  private lastTry = false;
   private deadlineTimer: { cancel(): void } | null = null;
   private readonly asks: AskDesk;
   private resolveResult!: (result: RunResult) => void;
@@ -303,7 +305,9 @@ export class RunScheduler implements AttemptHost, AskHost {
   private write(event: EngineEvent): void {
     if (this.closed || this.sinkError !== null) return;
     try {
-      this.run.options.sink.write(event);
+      const sink = this.run.options.sink;
+      if (this.lastTry && sink.writeLast !== undefined) sink.writeLast(event);
+      else sink.write(event);
     } catch (error) {
       this.sinkError = error;
     }
@@ -317,6 +321,11 @@ export class RunScheduler implements AttemptHost, AskHost {
    */
   private emit(body: EventBody): void {
     if (this.closed) return;
+    this.write(this.stamp(body));
+  }
+
+  /** The event of `body`, with the next `seq` and the clock's time, its keys in code point order. */
+  private stamp(body: EventBody): EngineEvent {
     const fields = body as unknown as Record<string, unknown>;
     const seq = this.seq++;
     const ts = this.run.options.clock.now();
@@ -324,7 +333,7 @@ export class RunScheduler implements AttemptHost, AskHost {
     for (const key of EVENT_KEYS.get(body.type)!) {
       event[key] = key === "run_id" ? this.runId : key === "seq" ? seq : key === "ts" ? ts : fields[key];
     }
-    this.write(event as EngineEvent);
+    return event as EngineEvent;
   }
 
   private live(act: Activation): void {
@@ -424,10 +433,11 @@ export class RunScheduler implements AttemptHost, AskHost {
     // After a sink failure, one last best-effort attempt to record the end.
     const failedBefore = this.sinkError !== null;
     this.sinkError = null;
+    this.lastTry = failedBefore;
     this.emit({ type: "workflow_run_end", ...result });
     this.closed = true;
     if (this.sinkError !== null && !failedBefore) {
-      this.resolveResult(storageFailed(result, this.sinkError));
+      this.endFailed(result, this.sinkError);
       return;
     }
     const sink = this.run.options.sink;
@@ -443,8 +453,27 @@ export class RunScheduler implements AttemptHost, AskHost {
     }
     flushed.then(
       () => this.resolveResult(result),
-      (error: unknown) => this.resolveResult(storageFailed(result, error)),
+      (error: unknown) => this.endFailed(result, error),
     );
+  }
+
+  /**
+   * Recording the end failed: the run's outcome is `storage_failed`. A sink that can take one last write
+   * records that end too (after whatever it kept: a batch that failed is usually cut back whole), so the log
+   * tells the truth when it can still be written; readers take a run's last end event.
+   */
+  private endFailed(result: RunResult, error: unknown): void {
+    const failed = storageFailed(result, error);
+    const sink = this.run.options.sink;
+    if (sink.writeLast !== undefined) {
+      try {
+        sink.writeLast(this.stamp({ type: "workflow_run_end", ...failed }));
+        void Promise.resolve(sink.flush?.()).catch(() => undefined);
+      } catch {
+        // Nothing more can be written; docs/records.md says what is left then.
+      }
+    }
+    this.resolveResult(failed);
   }
 
   private cancelActivation(act: Activation, reason: NodeCancelReason): void {

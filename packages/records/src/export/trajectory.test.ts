@@ -28,6 +28,7 @@ function stream(): EngineEvent[] {
       deadline: 50,
       node_count: 2,
       edge_count: 0,
+      outputs: [],
     },
     { ...at("L", 1, null), type: "node_started", ts: 1, kind: "loop", input: v, sources: [] },
     { ...at("x", 1, "L"), type: "node_started", ts: 2, kind: "agent", input: v, sources: [] },

@@ -6,7 +6,7 @@ import { readEventLog } from "../event-log";
 import { isRunId } from "../ids";
 import { readJsonFile } from "../json-file";
 import { FILES } from "../layout";
-import { RunHeaderSchema } from "../run";
+import { RunHeaderSchema } from "../run-files";
 import { SessionSchema } from "../session";
 
 /**

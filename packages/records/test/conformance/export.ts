@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { PerfettoTraceSchema, type TraceEvent, TrajectorySchema } from "../../src/index";
+import type { TraceEvent } from "../../src/export/perfetto";
+import { PerfettoTraceSchema, TrajectorySchema } from "../../src/index";
 import { runInit, scriptedEvents, sessionInit } from "./fixtures";
-import { useFixture } from "./harness";
+import { finish, useFixture } from "./harness";
 import type { StoreFixture } from "./index";
 
 const T0 = 1_700_000_000_000;
@@ -14,11 +15,11 @@ export function exportConformance(name: string, init: () => Promise<StoreFixture
       const { store, workspace } = fx();
       const s = await store.createSession(sessionInit(workspace));
       const done = await store.createRun(s.session_id, runInit({ run_id: "1".repeat(32) }));
-      for (const event of scriptedEvents(done.runId, { t0: T0 })) done.append(event);
-      done.finish({ outputs: [], output: {} });
+      for (const event of scriptedEvents(done.runId, { t0: T0 })) done.write(event);
+      await finish(done, { outputs: [], output: {} });
       const cut = await store.createRun(s.session_id, runInit({ run_id: "2".repeat(32) }));
-      for (const event of scriptedEvents(cut.runId, { t0: T0 + 1000, end: false })) cut.append(event);
-      cut.close();
+      for (const event of scriptedEvents(cut.runId, { t0: T0 + 1000, end: false })) cut.write(event);
+      await cut.close();
       return { store, sessionId: s.session_id };
     }
 

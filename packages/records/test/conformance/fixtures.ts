@@ -62,6 +62,19 @@ export function runInit(overrides: Partial<RunInit> = {}): RunInit {
 
 const LONG = "Which areas? ".repeat(60); // 780 characters
 
+/** The full questions of the ask in `scriptedEvents`: longer than any summary, kept whole beside the log. */
+export const QUESTIONS = [
+  {
+    question: LONG,
+    header: "Areas",
+    options: [
+      { label: "API", description: "the HTTP API" },
+      { label: "UI", description: "" },
+    ],
+    multi_select: true,
+  },
+];
+
 /**
  * A realistic event stream for one run, `t0` the first timestamp (ms). With `end: false` it stops after
  * `a` completed, as if the process died.
@@ -82,6 +95,7 @@ export function scriptedEvents(runId: string, options: { t0?: number; end?: bool
       deadline: null,
       node_count: 2,
       edge_count: 1,
+      outputs: ["b"],
     },
     {
       ...a,
@@ -104,8 +118,26 @@ export function scriptedEvents(runId: string, options: { t0?: number; end?: bool
       retry_delay_ms: 0,
     },
     { ...a, type: "attempt_started", ts: t + 11, attempt: 2, max_attempts: 2, timeout_ms: null },
-    { ...a, type: "question", ts: t + 12, attempt: 2, question_id: 1, summary: LONG },
-    { ...a, type: "answer", ts: t + 14, attempt: 2, question_id: 1, status: "answered", summary: "API, UI" },
+    {
+      ...a,
+      type: "question",
+      ts: t + 12,
+      attempt: 2,
+      question_id: 1,
+      ask_id: "a@iter#1/2/1",
+      summary: LONG,
+      questions: QUESTIONS,
+    },
+    {
+      ...a,
+      type: "answer",
+      ts: t + 14,
+      attempt: 2,
+      question_id: 1,
+      ask_id: "a@iter#1/2/1",
+      status: "answered",
+      summary: "API, UI",
+    },
     {
       ...a,
       type: "node_completed",

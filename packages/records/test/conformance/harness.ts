@@ -1,5 +1,6 @@
 import { isWorkflowError } from "@icode/workflow-errors";
 import { afterEach, beforeEach } from "vitest";
+import type { RunFinish, RunRecorder } from "../../src/index";
 import type { StoreFixture } from "./index";
 
 /** Gives each test a fresh fixture and cleans it up afterwards. */
@@ -27,4 +28,10 @@ export async function errorCode(action: () => unknown): Promise<string> {
     throw error;
   }
   throw new Error("expected a WorkflowError, but the call succeeded");
+}
+
+/** What the engine does at a run's end: the final outputs, then the recorder is closed. */
+export async function finish(recorder: RunRecorder, result: RunFinish): Promise<void> {
+  await recorder.writeOutputs(result);
+  await recorder.close();
 }

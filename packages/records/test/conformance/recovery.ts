@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ORPHAN_ERROR_CLASS } from "../../src/index";
 import { runInit, scriptedEvents, sessionInit } from "./fixtures";
-import { useFixture } from "./harness";
+import { finish, useFixture } from "./harness";
 import type { StoreFixture } from "./index";
 
 export function recoveryConformance(name: string, init: () => Promise<StoreFixture>): void {
@@ -12,11 +12,11 @@ export function recoveryConformance(name: string, init: () => Promise<StoreFixtu
       const { store, workspace } = fx();
       const session = await store.createSession(sessionInit(workspace));
       const finished = await store.createRun(session.session_id, runInit());
-      for (const event of scriptedEvents(finished.runId)) finished.append(event);
-      finished.finish({ outputs: [], output: {} });
+      for (const event of scriptedEvents(finished.runId)) finished.write(event);
+      await finish(finished, { outputs: [], output: {} });
       const cut = await store.createRun(session.session_id, runInit());
-      for (const event of scriptedEvents(cut.runId, { end: false })) cut.append(event);
-      cut.close(); // the process "dies": no end event
+      for (const event of scriptedEvents(cut.runId, { end: false })) cut.write(event);
+      await cut.close(); // the process "dies": no end event
       return { store, session, finished: finished.runId, cut: cut.runId };
     }
 
@@ -62,8 +62,8 @@ export function recoveryConformance(name: string, init: () => Promise<StoreFixtu
       const session = await store.createSession(sessionInit(workspace));
       const recorder = await store.createRun(session.session_id, runInit());
       const events = scriptedEvents(recorder.runId).slice(0, 12); // b completed, no end
-      for (const event of events) recorder.append(event);
-      recorder.close();
+      for (const event of events) recorder.write(event);
+      await recorder.close();
       const [recovered] = await store.recoverOrphans(session.session_id, { isAlive: () => false });
       expect(recovered?.event.outputs).toEqual([
         { node_id: "b", activation_id: "b@iter#1", text: "B", data: null },

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { RunIdSchema } from "../../src/index";
-import { DEFINITION, QUESTION_LENGTH, runInit, scriptedEvents, sessionInit } from "./fixtures";
-import { errorCode, useFixture } from "./harness";
+import { DEFINITION, QUESTION_LENGTH, QUESTIONS, runInit, scriptedEvents, sessionInit } from "./fixtures";
+import { errorCode, finish, useFixture } from "./harness";
 import type { StoreFixture } from "./index";
 
 const OUTPUT = { load: { text: "loaded\n", truncated: false }, native: { text: "", dropped_bytes: 0 } };
@@ -14,7 +14,7 @@ export function runConformance(name: string, init: () => Promise<StoreFixture>):
       const { store, workspace } = fx();
       const session = await store.createSession(sessionInit(workspace));
       const recorder = await store.createRun(session.session_id, runInit());
-      recorder.close();
+      await recorder.close();
       expect(RunIdSchema.safeParse(recorder.runId).success).toBe(true);
       expect(recorder.sessionId).toBe(session.session_id);
       expect((await store.loadSession(session.session_id)).runs).toEqual([recorder.runId]);
@@ -25,7 +25,8 @@ export function runConformance(name: string, init: () => Promise<StoreFixture>):
       const { store, workspace } = fx();
       const session = await store.createSession(sessionInit(workspace));
       const ids = ["0".repeat(31) + "f", "a".repeat(32), "1".repeat(32)];
-      for (const run_id of ids) (await store.createRun(session.session_id, runInit({ run_id }))).close();
+      for (const run_id of ids)
+        await (await store.createRun(session.session_id, runInit({ run_id }))).close();
       expect(await store.listRuns(session.session_id)).toEqual(ids);
       const record = await store.readRun(session.session_id, ids[1]!);
       expect(record.header).toMatchObject({
@@ -48,7 +49,7 @@ export function runConformance(name: string, init: () => Promise<StoreFixture>):
       const { store, workspace } = fx();
       const session = await store.createSession(sessionInit(workspace));
       const run_id = "b".repeat(32);
-      (await store.createRun(session.session_id, runInit({ run_id }))).close();
+      await (await store.createRun(session.session_id, runInit({ run_id }))).close();
       expect(await errorCode(() => store.createRun(session.session_id, runInit({ run_id })))).toBe(
         "run_exists",
       );
@@ -66,9 +67,9 @@ export function runConformance(name: string, init: () => Promise<StoreFixture>):
       const session = await store.createSession(sessionInit(workspace));
       const recorder = await store.createRun(session.session_id, runInit());
       const events = scriptedEvents(recorder.runId);
-      for (const event of events) recorder.append(event);
+      for (const event of events) recorder.write(event);
       await recorder.flush?.();
-      recorder.finish({
+      await finish(recorder, {
         outputs: [{ node_id: "b", activation_id: "b@iter#1", text: "B", data: null }],
         output: OUTPUT,
       });
@@ -79,6 +80,7 @@ export function runConformance(name: string, init: () => Promise<StoreFixture>):
       expect(QUESTION_LENGTH).toBeGreaterThan(512);
       expect(question?.type === "question" && Array.from(question.summary).length).toBe(512);
       expect(question?.type === "question" && question.summary.endsWith("…")).toBe(true);
+      expect(question?.type === "question" && question.questions).toEqual(QUESTIONS);
       const others = record.events.filter((e) => e.type !== "question");
       expect(others).toEqual(events.filter((e) => e.type !== "question"));
       expect(record.end).toMatchObject({ type: "workflow_run_end", outcome: "completed", reason: "" });
@@ -91,9 +93,9 @@ export function runConformance(name: string, init: () => Promise<StoreFixture>):
       const session = await store.createSession(sessionInit(workspace));
       const recorder = await store.createRun(session.session_id, runInit());
       const [start] = scriptedEvents("d".repeat(32));
-      expect(await errorCode(() => recorder.append(start!))).toBe("storage_failed");
-      recorder.finish({ outputs: [], output: { error: "collecting output failed: worker gone" } });
-      expect(await errorCode(() => recorder.append(scriptedEvents(recorder.runId)[0]!))).toBe(
+      expect(await errorCode(() => recorder.write(start!))).toBe("storage_failed");
+      await finish(recorder, { outputs: [], output: { error: "collecting output failed: worker gone" } });
+      expect(await errorCode(() => recorder.write(scriptedEvents(recorder.runId)[0]!))).toBe(
         "storage_failed",
       );
       const record = await store.readRun(session.session_id, recorder.runId);
@@ -105,13 +107,12 @@ export function runConformance(name: string, init: () => Promise<StoreFixture>):
       const { store, workspace } = fx();
       const session = await store.createSession(sessionInit(workspace));
       const recorder = await store.createRun(session.session_id, runInit());
-      const empty = recorder.writeNodeDiagnostics({
+      await recorder.writeNodeDiagnostics({
         node_id: "a",
         activation_id: "a@iter#1",
         attempt: 1,
         phases: [{ phase: "node", stdout: { text: "", truncated: false } }],
       });
-      expect(empty).toBeNull();
       const saved = [
         {
           node_id: "a",
@@ -132,10 +133,56 @@ export function runConformance(name: string, init: () => Promise<StoreFixture>):
           phases: [{ phase: "conditions" as const, stdout: { text: "cond\n", truncated: false } }],
         },
       ];
-      for (const record of saved) expect(recorder.writeNodeDiagnostics(record)).not.toBeNull();
-      recorder.close();
+      for (const record of saved) await recorder.writeNodeDiagnostics(record);
+      await recorder.close();
       const record = await store.readRun(session.session_id, recorder.runId);
       expect(record.diagnostics).toEqual(saved);
+    });
+    it("stores queued events on flushPending and reads them back from any sequence number", async () => {
+      const { store, workspace } = fx();
+      const session = await store.createSession(sessionInit(workspace));
+      const recorder = await store.createRun(session.session_id, runInit());
+      const events = scriptedEvents(recorder.runId);
+      for (const event of events.slice(0, 4)) recorder.write(event);
+      await recorder.flushPending();
+      expect((await recorder.readEvents()).map((e) => e.seq)).toEqual([0, 1, 2, 3]);
+      expect((await store.readEvents(session.session_id, recorder.runId, 2)).map((e) => e.seq)).toEqual([
+        2, 3,
+      ]);
+      for (const event of events.slice(4)) recorder.write(event);
+      await recorder.flushPending();
+      const replay = await recorder.readEvents(6);
+      expect(replay[0]).toMatchObject({ type: "question", seq: 6, questions: QUESTIONS });
+      expect(replay.map((e) => e.seq)).toEqual(events.slice(6).map((e) => e.seq));
+      await recorder.close();
+      expect(await errorCode(() => store.readEvents(session.session_id, "e".repeat(32)))).toBe(
+        "run_not_found",
+      );
+    });
+
+    it("writeLast stores what is queued and the run's end at once (the last try after a failure)", async () => {
+      const { store, workspace } = fx();
+      const session = await store.createSession(sessionInit(workspace));
+      const recorder = await store.createRun(session.session_id, runInit());
+      const events = scriptedEvents(recorder.runId);
+      recorder.write(events[0]!);
+      await recorder.writeLast(events[events.length - 1]!);
+      await recorder.close();
+      const record = await store.readRun(session.session_id, recorder.runId);
+      expect(record.events.map((e) => e.type)).toEqual(["workflow_run_start", "workflow_run_end"]);
+      expect(record.end?.outcome).toBe("completed");
+    });
+
+    it("finds the session of a run by its ID alone", async () => {
+      const { store, workspace } = fx();
+      const first = await store.createSession(sessionInit(workspace));
+      const second = await store.createSession(sessionInit(workspace));
+      const recorder = await store.createRun(second.session_id, runInit());
+      await recorder.close();
+      expect(await store.findRun(recorder.runId)).toBe(second.session_id);
+      expect(await store.findRun("f".repeat(32))).toBeNull();
+      expect(await store.findRun("not-a-run")).toBeNull();
+      expect(first.session_id).not.toBe(second.session_id);
     });
   });
 }
