@@ -82,5 +82,6 @@ export {
   RunSnapshotSchema,
 } from "./result";
 export { startRun } from "./run";
+export { type ActivationView, type RunInspection, RunInspectionSchema, RunView } from "./run-view";
 export { type RunOutput, RunOutputSchema, type WorkflowValue, WorkflowValueSchema } from "./value";
 export { createVirtualClock, type VirtualClock } from "./virtual-clock";
