@@ -273,7 +273,8 @@ describe.concurrent("icode workflow run: node failures", SLOW, () => {
     expect(json.outputs.map((o) => o.node_id)).toEqual(["first"]);
     const rec = recordOf(p, json);
     const types = rec.events.map((e) => e.type);
-    expect(types.slice(0, 4)).toEqual([
+    expect(types.slice(0, 5)).toEqual([
+      "run_accepted",
       "workflow_run_start",
       "node_started",
       "attempt_started",
@@ -436,7 +437,7 @@ describe.concurrent("icode workflow run: run records that cannot be written", SL
       const moved = `${dir}.moved`;
       // Everything written before is still readable in the renamed folder.
       const events = readEvents(join(moved, "events.jsonl"), json.run_id);
-      expect(events[0]?.type).toBe("workflow_run_start");
+      expect(events.map((e) => e.type).slice(0, 2)).toEqual(["run_accepted", "workflow_run_start"]);
       expect(ofType(events, "node_completed").map((e) => e.node_id)).toContain("first");
       expect(existsSync(join(moved, "run.json"))).toBe(true);
       expect(existsSync(join(moved, "input.json"))).toBe(true);

@@ -57,6 +57,14 @@ export {
   TargetSchema,
 } from "./schema";
 export { targetOf } from "./target";
+export {
+  checkTrust,
+  confirmTrust,
+  encodedDefinition,
+  type TrustCheck,
+  type TrustSubject,
+  untrustedMessage,
+} from "./trust/check";
 export { compareTrust, environmentFingerprint } from "./trust/compare";
 export { trustDir, trustRecordPath } from "./trust/paths";
 export {

@@ -2,6 +2,7 @@ import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { configDir } from "@icode/workflow-discovery";
+import type { RecordStore } from "@icode/workflow-records";
 
 /** Everything the engine takes from its host process, passed in once: a library never reads globals. */
 export interface EngineOptions {
@@ -15,6 +16,10 @@ export interface EngineOptions {
   builtinDir?: string;
   /** The user ID owning workflow files may have (defaults to the process's). */
   uid?: number;
+  /** Where runs are recorded (default: the file store under `<chrysHome>/sessions/`). */
+  store?: RecordStore;
+  /** Concurrent agent attempts per run, unless a request sets its own (default 4, as the spec says). */
+  maxConcurrentAgents?: number;
 }
 
 export interface EngineContext {
@@ -30,6 +35,15 @@ export interface EngineContext {
 /** The built-in workflows ship inside this package, next to `dist/`. */
 export function defaultBuiltinDir(): string {
   return join(dirname(fileURLToPath(import.meta.url)), "..", "builtin");
+}
+
+/**
+ * What running needs on top of `EngineContext`: the record store and the run limits. Kept apart because
+ * listing and validating (one process each in the CLI) must not load the records package.
+ */
+export interface RunContext extends EngineContext {
+  store: RecordStore;
+  maxConcurrentAgents: number | undefined;
 }
 
 export function engineContext(options: EngineOptions): EngineContext {

@@ -1,8 +1,16 @@
 import { readFileSync } from "node:fs";
-import { discoverWorkflows, readTarget, targetOf } from "@icode/workflow-discovery";
+import {
+  checkTrust,
+  confirmTrust,
+  discoverWorkflows,
+  encodedDefinition,
+  readTarget,
+  type TrustCheck,
+  targetOf,
+} from "@icode/workflow-discovery";
 import type { Diagnostic } from "@icode/workflow-errors";
 import type { EngineContext } from "./context";
-import { checkTrust, confirmTrust, type TrustCheck } from "./run/trust";
+import { trustSubjectOf } from "./python/loader";
 import { ReportBuilder } from "./validate/pipeline";
 import { type BeforeLoad, prepareWorkflow } from "./validate/prepare";
 
@@ -59,7 +67,11 @@ async function prepareById(
     workdir: ctx.cwd,
     beforeLoad: async (info) => {
       seen.before = info;
-      seen.early = await checkTrust(info, ctx, null);
+      seen.early = await checkTrust(await trustSubjectOf(info), {
+        chrysHome: ctx.chrysHome,
+        uid: ctx.uid,
+        definitionDigest: null,
+      });
       return !options.onlyIfTrusted || seen.early.trusted;
     },
   });
@@ -89,7 +101,14 @@ export async function previewWorkflow(
   });
   if (workflow === null || report === null) return null;
   try {
-    const trust = prepared === null ? early : await checkTrust(prepared, ctx, prepared.definition);
+    const trust =
+      prepared === null
+        ? early
+        : await checkTrust(await trustSubjectOf(prepared), {
+            chrysHome: ctx.chrysHome,
+            uid: ctx.uid,
+            definitionDigest: encodedDefinition(prepared.definition).digest,
+          });
     const known = prepared ?? before;
     return {
       id: workflow.id,
@@ -153,7 +172,11 @@ export async function trustWorkflow(
       message: `workflow '${id}' cannot be loaded`,
     };
   try {
-    const record = await confirmTrust(prepared, prepared.definition, ctx);
+    const record = await confirmTrust(await trustSubjectOf(prepared), {
+      chrysHome: ctx.chrysHome,
+      title: prepared.definition.title,
+      definitionDigest: encodedDefinition(prepared.definition).digest,
+    });
     return { ok: true, title: record.title };
   } finally {
     await prepared.worker.close();

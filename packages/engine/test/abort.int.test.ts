@@ -59,7 +59,7 @@ describe("aborting Python calls", () => {
     let running = 0;
     let skipped: unknown = null;
     run.events.on("emit", () => {
-      if (++running === 2) skipped = run.skipNode("one@iter#1", "not needed");
+      if (++running === 2) skipped = run.skipNode("one@iter#1", { note: "not needed" });
     });
     const report = await run.result;
     await engine.close();

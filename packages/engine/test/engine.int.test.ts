@@ -116,16 +116,18 @@ describe("the engine API an embedding app uses", () => {
       builtinDir: builtin,
     });
     const asked: string[] = [];
-    const run = withBuiltin.run({
-      workflowId: "asker",
-      ask: async (request) => {
-        const q = request.questions[0]!;
-        asked.push(q.question);
-        return q.options.length > 0
-          ? { status: "answered", answers: [{ selected: ["API", "UI"], text: "" }] }
-          : { status: "answered", answers: [{ selected: [], text: "Ada" }] };
+    const run = withBuiltin.run(
+      { workflowId: "asker" },
+      {
+        ask: async (request) => {
+          const q = request.questions[0]!;
+          asked.push(q.question);
+          return q.options.length > 0
+            ? { status: "answered", answers: [{ selected: ["API", "UI"], text: "" }] }
+            : { status: "answered", answers: [{ selected: [], text: "Ada" }] };
+        },
       },
-    });
+    );
     const events: EngineEvent[] = [];
     for (const type of [
       "workflow_run_start",
@@ -228,7 +230,7 @@ describe("the engine API an embedding app uses", () => {
     expect(hooks()).toHaveLength(4);
   });
 
-  it("cancels a running workflow through the control surface", async () => {
+  it("refuses a run cancelled before it was accepted, and cancels one that runs", async () => {
     const { engine } = project({
       ".chrys/workflows/slow.py": `import time
 from chrys.workflows import WorkflowBuilder
@@ -244,8 +246,10 @@ wf.output(b)
 workflow = wf.build()
 `,
     });
+    const refused = engine.run({ workflowId: "slow", trust: true });
+    expect(refused.cancel()).toEqual({ ok: true });
+    expect(await refused.result).toMatchObject({ status: "rejected", code: "cancelled" });
     const run = engine.run({ workflowId: "slow", trust: true });
-    expect(run.cancel()).toMatchObject({ ok: false, code: "not_started" });
     run.events.on("node_started", () => run.cancel());
     const report = await run.result;
     expect(report).toMatchObject({ status: "finished", outcome: "cancelled", reason: "user_cancelled" });

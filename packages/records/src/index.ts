@@ -29,7 +29,8 @@ export {
   type HookWarning,
   HookWarningSchema,
 } from "./hooks/schema";
-export { isRunId, isSessionId, RunIdSchema, SessionIdSchema } from "./ids";
+export { isRunId, isSessionId, newRunId, RunIdSchema, SessionIdSchema } from "./ids";
+export { runProcessAlive } from "./process-marker";
 export type { RunFinish, RunRecorder } from "./recorder";
 export { ORPHAN_ERROR_CLASS, type RecoveredRun, type RecoveryOptions } from "./recovery";
 export type { RunInit, RunRecord } from "./run";

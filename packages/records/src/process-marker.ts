@@ -62,3 +62,19 @@ function processState(pid: number): string | null {
     return null;
   }
 }
+
+/**
+ * Whether the process that wrote a run header still runs that run: its pid is alive and, where start
+ * markers can be read, it is the same process (not a later one that got the pid). Where nothing tells
+ * them apart, a live pid counts as the run's.
+ */
+export function runProcessAlive(
+  header: { pid: number; process_start: string | null },
+  options: { isAlive?: (pid: number) => boolean; startMarker?: (pid: number) => string | null } = {},
+): boolean {
+  const alive = options.isAlive ?? isProcessAlive;
+  if (!alive(header.pid)) return false;
+  if (header.process_start === null) return true;
+  const now = (options.startMarker ?? processStartMarker)(header.pid);
+  return now === null || now === header.process_start;
+}

@@ -8,7 +8,7 @@ import { EventLog, readEventLog } from "./event-log";
 import { isRunId } from "./ids";
 import { readJsonFile } from "./json-file";
 import { FILES } from "./layout";
-import { isProcessAlive, processStartMarker } from "./process-marker";
+import { isProcessAlive, processStartMarker, runProcessAlive } from "./process-marker";
 import { RunHeaderSchema } from "./run-files";
 
 /**
@@ -81,13 +81,7 @@ export function recoverOrphans(
     const eventsPath = join(dir, FILES.events);
     const log = readEventLog(eventsPath);
     if (log.events.some((e) => e.type === "workflow_run_end")) continue;
-    if (alive(header.pid)) {
-      // Without a recorded marker (not Linux) the pid alone decides: alive means still running.
-      if (header.process_start === null) continue;
-      const now = marker(header.pid);
-      if (now === header.process_start) continue; // the same process: still running
-      if (now === null && alive(header.pid)) continue; // cannot tell: leave it
-    }
+    if (runProcessAlive(header, { isAlive: alive, startMarker: marker })) continue;
     const last = log.events[log.events.length - 1];
     const event: EngineEventOf<"workflow_run_end"> = {
       type: "workflow_run_end",

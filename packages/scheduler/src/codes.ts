@@ -128,6 +128,8 @@ export type FailurePhase = z.infer<typeof FailurePhaseSchema>;
 export const CONTROL_ERROR_CODES = [
   /** The run has not been accepted yet (an engine wrapper refuses control until it starts). */
   "not_started",
+  /** No run with that ID is driven here (an engine wrapper's registry). */
+  "unknown_run",
   "run_finished",
   "unknown_activation",
   "not_awaiting_retry",

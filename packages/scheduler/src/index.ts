@@ -52,6 +52,7 @@ export type {
   Executors,
   NodeError,
   PythonAttemptRequest,
+  UntilResult,
 } from "./executor";
 export { NodeErrorSchema } from "./executor";
 export { DEFAULT_AGENT_RETRY, DEFAULT_PYTHON_RETRY } from "./graph-index";
@@ -62,6 +63,7 @@ export {
   type AskResponse,
   checkAnswers,
   cutText,
+  type Option,
   type PendingAsk,
   PendingAskSchema,
   type Question,

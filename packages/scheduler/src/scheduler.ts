@@ -303,14 +303,23 @@ export class RunScheduler implements AttemptHost, AskHost {
 
   /** Writes one event; a throwing sink ends the run with `storage_failed` at the next step. */
   private write(event: EngineEvent): void {
-    if (this.closed || this.sinkError !== null) return;
+    if (this.closed || this.sinkError !== null) {
+      this.unstamp(event);
+      return;
+    }
     try {
       const sink = this.run.options.sink;
       if (this.lastTry && sink.writeLast !== undefined) sink.writeLast(event);
       else sink.write(event);
     } catch (error) {
       this.sinkError = error;
+      this.unstamp(event);
     }
+  }
+
+  /** An event that was not stored gives its `seq` back: the stored events stay numbered without gaps. */
+  private unstamp(event: EngineEvent): void {
+    if (event.seq === this.seq - 1) this.seq--;
   }
 
   /**

@@ -45,7 +45,7 @@ export const command = {
     const engine = createEngine({ cwd: io.cwd, env: io.env });
     let data: unknown;
     try {
-      data = engine.exportTrajectory(values.session, values.format);
+      data = await engine.exportTrajectory(values.session, values.format);
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       io.stderr.write(`icode: cannot export session ${oneLine(values.session)}: ${oneLine(message)}\n`);

@@ -3,7 +3,7 @@ import { parse } from "../args";
 import { EXIT } from "../exit-codes";
 import type { CliIo } from "../io";
 import { oneLine } from "../render/flatten";
-import { progressLine } from "../render/progress";
+import { ProgressLines } from "../render/progress";
 import { renderDiagnostic } from "../render/validate-text";
 import { loadTimeoutMs } from "../settings";
 import { UsageError } from "../usage";
@@ -35,6 +35,23 @@ function parseTimeout(raw: string | undefined): number | null {
     throw new UsageError(`--timeout must be a finite positive number of seconds, got '${raw}'`, USAGE);
   }
   return value;
+}
+
+/**
+ * What to do next, in the CLI's own words: the engine's hints name no command, so the commands a user can
+ * paste are added here by code.
+ */
+function cliHint(report: Extract<RunReport, { status: "rejected" }>, workflowId: string): string | null {
+  switch (report.code) {
+    case "workflow_not_found":
+      return "list workflows with: icode workflow list";
+    case "trust_required":
+      return `review the source, then run again with --trust: icode workflow run ${workflowId} --trust`;
+    case "session_not_found":
+      return "list sessions in the configuration directory's sessions/ folder, or run without -s";
+    default:
+      return report.hint;
+  }
 }
 
 /** The `--json` result: exactly the spec's top-level fields. */
@@ -119,49 +136,38 @@ export const command = {
     const json = values.json === true;
     const progress = !json && values.quiet !== true;
     const engine = createEngine({ cwd: io.cwd, env: io.env });
+    const workflowId = positionals[0]!;
     const loadTimeout = loadTimeoutMs(io.env);
-    const run = engine.run({
-      workflowId: positionals[0]!,
-      input: values.input ?? "",
-      ...(values.session === undefined ? {} : { sessionId: values.session }),
-      trust: values.trust === true,
-      timeoutSeconds,
-      policy: "fail",
-      signal,
-      ...(loadTimeout === null ? {} : { loadTimeoutMs: loadTimeout }),
+    const run = engine.run(
+      {
+        workflowId,
+        input: values.input ?? "",
+        ...(values.session === undefined ? {} : { sessionId: values.session }),
+        trust: values.trust === true,
+        timeoutSeconds,
+        policy: "fail",
+        ...(loadTimeout === null ? {} : { loadTimeoutMs: loadTimeout }),
+      },
+      { signal },
+    );
+    run.events.on("load_output", (event) => {
+      io.stderr.write("captured output (load):\n");
+      const text = event.output.text.endsWith("\n") ? event.output.text.slice(0, -1) : event.output.text;
+      for (const line of text.split(/\r?\n/)) io.stderr.write(`  | ${oneLine(line)}\n`);
     });
-    run.events.on("notice", (notice) => {
-      if (notice.kind === "load_output") {
-        io.stderr.write("captured output (load):\n");
-        const text = notice.text.endsWith("\n") ? notice.text.slice(0, -1) : notice.text;
-        for (const line of text.split(/\r?\n/)) io.stderr.write(`  | ${oneLine(line)}\n`);
-      } else if (notice.kind === "hook_warning") {
-        io.stderr.write(`warning: hook: ${oneLine(notice.warning.message)}\n`);
-      } else if (progress) {
-        io.stderr.write(
-          `Running ${oneLine(notice.workflow_id)} · ${oneLine(notice.title)} (session ${notice.session_id})\n`,
-        );
-      }
+    run.events.on("warning", (event) => {
+      io.stderr.write(`warning: ${event.source === "hooks" ? "hook: " : ""}${oneLine(event.message)}\n`);
     });
     if (progress) {
-      for (const type of [
-        "node_started",
-        "node_completed",
-        "node_skipped",
-        "attempt_failed",
-        "node_failed",
-        "node_cancelled",
-        "node_awaiting_retry",
-        "loop_iteration",
-        "emit",
-        "agent_activity",
-        "question",
-      ] as const) {
-        run.events.on(type, (event: EngineEvent) => {
-          const line = progressLine(event);
-          if (line !== null) io.stderr.write(`${line}\n`);
-        });
-      }
+      run.events.on("run_accepted", (event) => {
+        io.stderr.write(
+          `Running ${oneLine(event.workflow_id)} · ${oneLine(event.title)} (session ${event.session_id})\n`,
+        );
+      });
+      const lines = new ProgressLines();
+      run.events.on("event", (event: EngineEvent) => {
+        for (const line of lines.of(event)) io.stderr.write(`${line}\n`);
+      });
     }
     const report = await run.result;
     await engine.close();
@@ -171,20 +177,21 @@ export const command = {
     if (report.status === "rejected") {
       if (json) {
         io.stderr.write(
-          `${JSON.stringify({ error: { code: report.code, message: report.message, hint: report.hint, session_id: report.session_id, diagnostics: report.diagnostics } })}\n`,
+          `${JSON.stringify({ error: { code: report.code, message: report.message, hint: cliHint(report, workflowId), session_id: report.session_id, diagnostics: report.diagnostics } })}\n`,
         );
       } else {
         for (const d of report.diagnostics) {
           for (const line of renderDiagnostic(d, io.cwd)) io.stderr.write(`${line}\n`);
         }
         io.stderr.write(`error: ${oneLine(report.message)} [${report.code}]\n`);
-        if (report.hint !== null) io.stderr.write(`  help: ${oneLine(report.hint)}\n`);
+        const hint = cliHint(report, workflowId);
+        if (hint !== null) io.stderr.write(`  help: ${oneLine(hint)}\n`);
       }
       return code;
     }
 
-    const native = "native" in report.diagnostics ? report.diagnostics.native : null;
-    if (!json && native !== null && native.text !== "") {
+    const native = report.diagnostics.native;
+    if (!json && native !== undefined && native.text !== "") {
       io.stderr.write("output outside nodes:\n");
       const text = native.text.endsWith("\n") ? native.text.slice(0, -1) : native.text;
       for (const line of text.split(/\r?\n/)) io.stderr.write(`  | ${oneLine(line)}\n`);

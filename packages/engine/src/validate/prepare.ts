@@ -20,7 +20,7 @@ import { interpretersCacheDir, type PrestartedValidation } from "./prestart";
 export const LOAD_TIMEOUT_MS = 60_000;
 
 /** A workflow that passed every stage: its definition, and the warm worker that loaded it (when kept). */
-export interface PreparedWorkflow {
+export interface PreparedPython {
   target: Target;
   sourceDigest: string;
   files: { relPath: string; absPath: string; size: number; sha256: string }[];
@@ -72,7 +72,7 @@ export async function prepareWorkflow(
   ctx: EngineContext,
   report: ReportBuilder,
   options: PrepareOptions,
-): Promise<PreparedWorkflow | null> {
+): Promise<PreparedPython | null> {
   const t = report.report.target;
   t.layout = target.layout;
   t.workflow_id = target.workflowId;
