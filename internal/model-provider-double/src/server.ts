@@ -111,7 +111,8 @@ export class ProviderDouble {
   #inFlight = 0;
   #maxInFlight = 0;
   #idleWaiters: Array<() => void> = [];
-  #arrivalWaiters: Array<{ count: number; wake: () => void }> = [];
+  #readWaiters: Array<{ count: number; wake: () => void }> = [];
+  #readCount = 0;
   #connections = new WeakMap<Socket, number>();
   #connectionCount = 0;
   #closing = false;
@@ -234,12 +235,24 @@ export class ProviderDouble {
   }
 
   /**
-   * Resolves once `count` requests have arrived since start or `reset()` (at once if they have): for a test
-   * that must act while a request is open, e.g. abort a `hang()`.
+   * Resolves once `count` requests have been read in full since start or `reset()` (body parsed, route
+   * known, reply chosen; at once if they have): for a test that must act while a request is open, e.g.
+   * abort a `hang()`.
    */
   received(count: number): Promise<void> {
-    if (this.#records.length >= count) return Promise.resolve();
-    return new Promise((wake) => this.#arrivalWaiters.push({ count, wake }));
+    if (this.#readCount >= count) return Promise.resolve();
+    return new Promise((wake) => this.#readWaiters.push({ count, wake }));
+  }
+
+  #noteRead(): void {
+    this.#readCount += 1;
+    if (this.#readWaiters.length === 0) return;
+    const read = this.#readCount;
+    this.#readWaiters = this.#readWaiters.filter((waiter) => {
+      if (waiter.count > read) return true;
+      waiter.wake();
+      return false;
+    });
   }
 
   /** Forgets requests and scripts, restarts `seq` at 1, and restores the default reply given at start. */
@@ -247,6 +260,7 @@ export class ProviderDouble {
     this.#records = [];
     this.#scripts.clear();
     this.#seq = 0;
+    this.#readCount = 0;
     this.#maxInFlight = this.#inFlight;
     this.#defaultReply = this.#initialDefault;
   }
@@ -294,14 +308,6 @@ export class ProviderDouble {
       completed: false,
     };
     this.#records.push(record);
-    if (this.#arrivalWaiters.length > 0) {
-      const arrived = this.#records.length;
-      this.#arrivalWaiters = this.#arrivalWaiters.filter((waiter) => {
-        if (waiter.count > arrived) return true;
-        waiter.wake();
-        return false;
-      });
-    }
     this.#inFlight += 1;
     if (this.#inFlight > this.#maxInFlight) this.#maxInFlight = this.#inFlight;
 
@@ -361,49 +367,17 @@ export class ProviderDouble {
     record.route = typeof fields["model"] === "string" ? fields["model"] : "";
     record.stream = fields["stream"] === true;
 
-    const { wire } = record;
-    if (wire === null) {
-      const served = Object.keys(PATHS).join(", ");
-      this.#answer(
-        record,
-        res,
-        "openai",
-        "double",
-        doubleError(
-          404,
-          `No route for ${record.method} ${record.path}; the provider double serves POST ${served}.`,
-        ),
-      );
+    const { wire, refusal } = this.#check(record, body, bodyError, text);
+    if (refusal !== undefined) {
+      this.#noteRead();
+      this.#answer(record, res, wire, "double", refusal);
       return;
     }
-    if (record.method !== "POST") {
-      this.#answer(
-        record,
-        res,
-        wire,
-        "double",
-        doubleError(405, `${record.method} ${record.path} is not served; send POST.`),
-      );
-      return;
-    }
-    if (bodyError !== undefined || typeof body !== "object" || body === null || Array.isArray(body)) {
-      const found =
-        bodyError === undefined
-          ? `found ${text.length === 0 ? "an empty body" : "JSON that is not an object"}`
-          : bodyError;
-      this.#answer(
-        record,
-        res,
-        wire,
-        "double",
-        doubleError(400, `The request body must be a JSON object; ${found}.`),
-      );
-      return;
-    }
-
+    // Chosen before any wait, so that the record shows a delayed reply and `received()` can resolve.
     const { reply, source } = this.#next(record.route);
     record.source = source;
     if (reply.type !== "function") record.reply = reply;
+    this.#noteRead();
     await wait(reply.delayMs);
     if (record.outcome !== "pending") return;
     if (reply.type !== "function") {
@@ -425,7 +399,8 @@ export class ProviderDouble {
       const parsed = DataReplySchema.safeParse(await reply.respond(request));
       if (!parsed.success) {
         const message = `The reply function for route "${record.route}" returned an invalid reply: ${describeIssues(parsed.error)}`;
-        this.#answer(record, res, wire, "double", doubleError(500, message));
+        if (record.outcome === "pending")
+          this.#answer(record, res, wire, "double", doubleError(500, message));
         return;
       }
       computed = parsed.data;
@@ -434,9 +409,37 @@ export class ProviderDouble {
       if (record.outcome === "pending") this.#answer(record, res, wire, "double", doubleError(500, message));
       return;
     }
+    record.reply = computed;
     await wait(computed.delayMs);
     if (record.outcome !== "pending") return;
     this.#answer(record, res, wire, source, computed);
+  }
+
+  /**
+   * The wire format to answer in, and the double's own error for a request it will not script: an unknown
+   * path (answered in the OpenAI shape), a method other than POST, a body that is not a JSON object.
+   */
+  #check(
+    record: RecordedRequest,
+    body: unknown,
+    bodyError: string | undefined,
+    text: string,
+  ): { wire: Wire; refusal: HttpErrorReply | undefined } {
+    const { wire, method, path } = record;
+    if (wire === null) {
+      const served = Object.keys(PATHS).join(", ");
+      const message = `No route for ${method} ${path}; the provider double serves POST ${served}.`;
+      return { wire: "openai", refusal: doubleError(404, message) };
+    }
+    if (method !== "POST") {
+      return { wire, refusal: doubleError(405, `${method} ${path} is not served; send POST.`) };
+    }
+    if (bodyError !== undefined || typeof body !== "object" || body === null || Array.isArray(body)) {
+      const found =
+        bodyError ?? `found ${text.length === 0 ? "an empty body" : "JSON that is not an object"}`;
+      return { wire, refusal: doubleError(400, `The request body must be a JSON object; ${found}.`) };
+    }
+    return { wire, refusal: undefined };
   }
 
   #errorContext(record: RecordedRequest) {
