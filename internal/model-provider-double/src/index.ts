@@ -1,0 +1,105 @@
+/**
+ * @module @icode/model-provider-double
+ * A loopback HTTP server that stands in for a model provider in tests and benchmarks: it speaks the OpenAI
+ * Chat Completions and Anthropic Messages wire formats (plain JSON and SSE streams), answers each request
+ * with the next reply scripted for its `model`, and records every request.
+ *
+ * @example
+ * import { startProviderDouble, text, toolCalls, rateLimited } from "@icode/model-provider-double";
+ * const provider = await startProviderDouble();
+ * provider.script("model-a", [rateLimited({ retryAfterSeconds: 1 }), toolCalls([{ name: "ls", arguments: {} }]), text("done")]);
+ * const openai = createOpenAICompatible({ name: "double", baseURL: provider.openaiBaseUrl, apiKey: "k" });
+ * const anthropic = createAnthropic({ baseURL: provider.anthropicBaseUrl, apiKey: "k" });
+ * // … run the agent against openai("model-a") …
+ * provider.requestsFor("model-a").map((r) => r.reply?.type); // → ["rate_limited", "tool_calls", "text"]
+ * await provider.close();
+ */
+export { PROVIDER_DOUBLE_CLI } from "./cli-path";
+export {
+  isProviderDoubleError,
+  PROVIDER_DOUBLE_CODES,
+  type ProviderDoubleCode,
+  ProviderDoubleCodeSchema,
+  ProviderDoubleError,
+} from "./errors";
+export { lastUserText, type ToolResult, ToolResultSchema, toolResults } from "./prompt";
+export {
+  contextOverflow,
+  delayed,
+  dropMidStream,
+  endWithoutFinish,
+  hang,
+  httpError,
+  invalidKey,
+  overloaded,
+  quotaExhausted,
+  rateLimited,
+  respondWith,
+  serverError,
+  text,
+  toolCalls,
+} from "./replies";
+export {
+  ANTHROPIC_QUOTA_SHAPES,
+  type ContentReply,
+  ContentReplySchema,
+  type ContextOverflowReply,
+  ContextOverflowReplySchema,
+  type DataReply,
+  DataReplySchema,
+  type DropMidStreamReply,
+  DropMidStreamReplySchema,
+  type EndWithoutFinishReply,
+  EndWithoutFinishReplySchema,
+  type FunctionReply,
+  FunctionReplySchema,
+  type HangReply,
+  HangReplySchema,
+  type HttpErrorReply,
+  HttpErrorReplySchema,
+  type InvalidKeyReply,
+  InvalidKeyReplySchema,
+  type OverloadedReply,
+  OverloadedReplySchema,
+  type QuotaExhaustedReply,
+  QuotaExhaustedReplySchema,
+  type RateLimitedReply,
+  RateLimitedReplySchema,
+  type Reply,
+  type ReplyFunction,
+  ReplySchema,
+  type ServerErrorReply,
+  ServerErrorReplySchema,
+  type TextReply,
+  TextReplySchema,
+  type ToolCall,
+  ToolCallSchema,
+  type ToolCallsReply,
+  ToolCallsReplySchema,
+  type Usage,
+  UsageSchema,
+} from "./reply";
+export {
+  type ParsedRequest,
+  ParsedRequestSchema,
+  REPLY_SOURCES,
+  REQUEST_OUTCOMES,
+  type RecordedRequest,
+  RecordedRequestSchema,
+  type ReplySource,
+  ReplySourceSchema,
+  type RequestOutcome,
+  RequestOutcomeSchema,
+  WIRES,
+  type Wire,
+  WireSchema,
+} from "./request";
+export { loadScriptFile, type ScriptFile, ScriptFileSchema } from "./script-file";
+export {
+  DEFAULT_REPLY,
+  ProviderDouble,
+  type ProviderDoubleOptions,
+  ProviderDoubleOptionsSchema,
+  startProviderDouble,
+} from "./server";
+export { type ProviderDoubleStats, ProviderDoubleStatsSchema } from "./stats";
