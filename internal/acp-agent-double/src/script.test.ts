@@ -13,7 +13,6 @@ describe("AcpDoubleScriptSchema", () => {
   it("fills the defaults of the fast-path script", () => {
     expect(parse({ turns: [{ steps: [{ message: "ok" }] }] })).toEqual({
       agentInfo: { name: "acp-agent-double", version: "0.1.0" },
-      protocolVersion: 1,
       handshakeDelayMs: 0,
       loadSession: "known",
       promptCapabilities: { image: false, audio: false, embeddedContext: true },

@@ -282,8 +282,8 @@ export const AcpDoubleScriptSchema = z
     agentInfo: z
       .strictObject({ name: z.string(), version: z.string(), title: z.string().optional() })
       .default({ name: "acp-agent-double", version: "0.1.0" }),
-    /** The protocol version `initialize` answers. */
-    protocolVersion: z.number().int().min(0).default(1),
+    /** The protocol version `initialize` answers; the SDK's `PROTOCOL_VERSION` by default. */
+    protocolVersion: z.number().int().min(0).optional(),
     /** Delays the answers to `initialize`, `authenticate`, `session/new` and `session/load`. */
     handshakeDelayMs: z.number().int().min(0).default(0),
     /** Offers these `authMethods`; `session/new` and `session/load` fail with auth-required until `authenticate`. */

@@ -198,27 +198,22 @@ export async function runTurn(ctx: TurnContext, steps: readonly Step[]): Promise
           toolCall: { toolCallId, title: ask.title, kind: ask.kind, status: "pending" },
           options: ask.options,
         };
-        const answer = await client.request("session/request_permission", request);
-        const chosen =
-          answer.outcome.outcome === "selected"
-            ? ask.options.find(
-                (o) => answer.outcome.outcome === "selected" && o.optionId === answer.outcome.optionId,
-              )
-            : undefined;
+        const { outcome: answer } = await client.request("session/request_permission", request);
+        const optionId = answer.outcome === "selected" ? answer.optionId : undefined;
+        const chosen = ask.options.find((o) => o.optionId === optionId);
         const outcome =
-          answer.outcome.outcome === "cancelled"
+          answer.outcome === "cancelled"
             ? "cancelled"
             : chosen?.kind.startsWith("allow")
               ? "allowed"
               : "rejected";
+        const unknownOption = optionId !== undefined && !chosen ? `unknown option ${optionId}` : undefined;
         host.log({
           event: "client_request",
           method: "session/request_permission",
           sessionId: session.id,
           outcome,
-          ...(answer.outcome.outcome === "selected"
-            ? { error: chosen ? undefined : `unknown option ${answer.outcome.optionId}` }
-            : {}),
+          ...(unknownOption === undefined ? {} : { error: unknownOption }),
         });
         if (outcome === "allowed") return branch(step.onAllowed);
         if (outcome === "rejected") return branch(step.onRejected);

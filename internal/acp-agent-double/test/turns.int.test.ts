@@ -192,6 +192,20 @@ describe("permission requests", () => {
     });
   });
 
+  it("count an option the agent did not offer as rejected, and log it", async () => {
+    const log = join(tmpDir(), "agent.jsonl");
+    const agent = await session(PERMISSION, {
+      log,
+      permission: () => ({ outcome: { outcome: "selected", optionId: "bogus" } }),
+    });
+    await agent.prompt(agent.sessionId, "x");
+    expect(messageText(agent.updatesOf(agent.sessionId))).toBe("rejected!");
+    expect(readAgentLog(log).find((e) => e.event === "client_request")).toMatchObject({
+      outcome: "rejected",
+      error: "unknown option bogus",
+    });
+  });
+
   it("end the turn as cancelled when the client answers cancelled, unless an onCancelled branch says otherwise", async () => {
     const cancelled = { permission: () => ({ outcome: { outcome: "cancelled" as const } }) };
     const plain = await session(PERMISSION, cancelled);

@@ -13,7 +13,6 @@ describe("optionsFromArgv", () => {
     expect(optionsFromArgv([], {})).toEqual({
       options: {
         name: "mcp-double",
-        version: "0.1.0",
         tools: [...TOOL_NAMES],
         prefix: "",
         instructions: DEFAULT_INSTRUCTIONS,

@@ -19,7 +19,6 @@ export const DEFAULT_INSTRUCTIONS =
  */
 export const McpDoubleOptionsSchema = z.strictObject({
   name: z.string().min(1).default("mcp-double"),
-  version: z.string().min(1).default("0.1.0"),
   tools: z.array(ToolNameSchema).default([...TOOL_NAMES]),
   prefix: z.string().default(""),
   instructions: z.string().nullable().default(DEFAULT_INSTRUCTIONS),

@@ -53,7 +53,7 @@ export function createMcpDoubleServer(
   transport: "stdio" | "http",
 ): McpServer {
   const server = new McpServer(
-    { name: options.name, version: options.version },
+    { name: options.name, version: "0.1.0" },
     options.instructions === null ? {} : { instructions: options.instructions },
   );
   const offered = new Set<ToolName>(options.tools);
