@@ -1,13 +1,15 @@
 // Unit tests of the benchmark harness (node:test; no timing is asserted): statistics, targets, the table,
-// the run-result check, and that the generated workflows build with the shipped Python SDK.
+// the run-result check, that the generated workflows build with the shipped Python SDK, and that the peer
+// engines stay outside the workspace (these tests pass without them installed).
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { checkRunResult } from "./lib/check.mjs";
 import { duration, renderTable, times } from "./lib/format.mjs";
+import { ensurePeers, installCommand, PEERS_DIR, peerState } from "./lib/peers.mjs";
 import { lastJsonLine } from "./lib/procs.mjs";
 import { buildTable, targetSummary } from "./lib/report.mjs";
 import { median, ratio, slope, summarize, target } from "./lib/stats.mjs";
@@ -508,5 +510,88 @@ describe("order", () => {
     );
     // The first subject (the engine) keeps its own order.
     assert.deepEqual(interleave([langgraph]), langgraph);
+  });
+});
+
+describe("peer engines outside the workspace", () => {
+  test("peerState says ready only when every pinned dependency is installed at its pinned version", () => {
+    const dir = mkdtempSync(join(tmpdir(), "icode-bench-test-"));
+    try {
+      writeFileSync(
+        join(dir, "package.json"),
+        JSON.stringify({ dependencies: { "@scope/a": "1.2.3", b: "4.5.6" } }),
+      );
+      const install = (name, version) => {
+        mkdirSync(join(dir, "node_modules", name), { recursive: true });
+        writeFileSync(join(dir, "node_modules", name, "package.json"), JSON.stringify({ name, version }));
+      };
+      assert.deepEqual(peerState(dir), {
+        ready: false,
+        pinned: { "@scope/a": "1.2.3", b: "4.5.6" },
+        installed: { "@scope/a": null, b: null },
+        stale: ["@scope/a", "b"],
+      });
+      install("@scope/a", "1.2.3");
+      install("b", "4.5.5");
+      assert.deepEqual(peerState(dir).stale, ["b"]);
+      install("b", "4.5.6");
+      assert.equal(peerState(dir).ready, true);
+      // Ready: nothing is installed and nothing is printed.
+      const logged = [];
+      assert.deepEqual(ensurePeers({ repoRoot: dir, dir, env: process.env, log: (m) => logged.push(m) }), {
+        ok: true,
+        installed: false,
+      });
+      assert.deepEqual(logged, []);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test("the install command is pnpm's, pinned, frozen, and outside the workspace", () => {
+    assert.deepEqual(installCommand(REPO_ROOT), [
+      "npx",
+      "-y",
+      JSON.parse(readFileSync(join(REPO_ROOT, "package.json"), "utf8")).packageManager,
+      "install",
+      "--dir",
+      "bench/peers",
+      "--frozen-lockfile",
+      "--ignore-workspace",
+    ]);
+  });
+
+  test("LangGraph and Mastra are pinned in bench/peers and absent from the workspace and its lockfile", () => {
+    const peers = JSON.parse(readFileSync(join(PEERS_DIR, "package.json"), "utf8"));
+    assert.deepEqual(Object.keys(peers.dependencies).sort(), [
+      "@langchain/core",
+      "@langchain/langgraph",
+      "@mastra/core",
+      "zod",
+    ]);
+    for (const version of Object.values(peers.dependencies)) assert.match(version, /^\d+\.\d+\.\d+$/);
+    const peersLock = readFileSync(join(PEERS_DIR, "pnpm-lock.yaml"), "utf8");
+    for (const [name, version] of Object.entries(peers.dependencies)) {
+      const pinned = new RegExp(`^ +'?${name.replaceAll("/", "\\/")}'?:\\n +specifier: ${version}$`, "m");
+      assert.match(peersLock, pinned, `${name} ${version} in bench/peers/pnpm-lock.yaml`);
+    }
+    const rootLock = readFileSync(join(REPO_ROOT, "pnpm-lock.yaml"), "utf8");
+    assert.doesNotMatch(rootLock, /@langchain\/|@mastra\//);
+    const bench = JSON.parse(readFileSync(join(REPO_ROOT, "bench", "package.json"), "utf8"));
+    const benchDeps = { ...bench.dependencies, ...bench.devDependencies };
+    for (const name of Object.keys(peers.dependencies)) assert.ok(!(name in benchDeps), name);
+    const workspace = readFileSync(join(REPO_ROOT, "pnpm-workspace.yaml"), "utf8");
+    assert.match(workspace, /^\s*- "!bench\/peers"$/m);
+  });
+
+  test("the peer children import LangGraph and Mastra only through bench/peers", () => {
+    for (const name of readdirSync(join(REPO_ROOT, "bench", "children"))) {
+      const text = readFileSync(join(REPO_ROOT, "bench", "children", name), "utf8");
+      assert.doesNotMatch(text, /from "(@langchain|@mastra|zod)/, name);
+    }
+    const lg = readFileSync(join(REPO_ROOT, "bench", "children", "peer-langgraph.mjs"), "utf8");
+    const ma = readFileSync(join(REPO_ROOT, "bench", "children", "peer-mastra.mjs"), "utf8");
+    assert.match(lg, /from "\.\.\/peers\/langgraph\.mjs"/);
+    assert.match(ma, /from "\.\.\/peers\/mastra\.mjs"/);
   });
 });

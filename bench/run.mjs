@@ -6,6 +6,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync 
 import os from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { ensurePeers, PEERS_DIR } from "./lib/peers.mjs";
 import { findDaskPython, resolvePython, useScratch } from "./lib/procs.mjs";
 import { readProfile, topFunctions } from "./lib/profile.mjs";
 import { buildTable, targetSummary } from "./lib/report.mjs";
@@ -176,6 +177,9 @@ function main() {
   mkdirSync(chrysHome, { recursive: true });
   const env = { ...process.env, CHRYS_HOME: chrysHome };
   try {
+    // LangGraph and Mastra are not in the workspace install: the first run that needs them installs them.
+    const peers = only.includes("peers") ? ensurePeers({ repoRoot: REPO_ROOT, env: process.env, log }) : null;
+    if (peers && !peers.ok) log(`peers unavailable: ${peers.error}`);
     const python = resolvePython(env);
     const daskPython = findDaskPython(python, env);
     const cliBin = join(REPO_ROOT, "apps", "cli", "dist", "bin.js");
@@ -185,9 +189,9 @@ function main() {
       python_executable: python.executable,
       engine: `@icode/workflow-engine ${packageVersion(join(REPO_ROOT, "packages", "engine", "package.json"))}`,
       cli: `@icode/cli ${packageVersion(join(REPO_ROOT, "apps", "cli", "package.json"))}`,
-      langgraph: packageVersion(join(BENCH_DIR, "node_modules", "@langchain", "langgraph", "package.json")),
-      langchain_core: packageVersion(join(BENCH_DIR, "node_modules", "@langchain", "core", "package.json")),
-      mastra: packageVersion(join(BENCH_DIR, "node_modules", "@mastra", "core", "package.json")),
+      langgraph: packageVersion(join(PEERS_DIR, "node_modules", "@langchain", "langgraph", "package.json")),
+      langchain_core: packageVersion(join(PEERS_DIR, "node_modules", "@langchain", "core", "package.json")),
+      mastra: packageVersion(join(PEERS_DIR, "node_modules", "@mastra", "core", "package.json")),
       dask: daskPython?.version ?? null,
       dask_python: daskPython?.executable ?? null,
       git: gitRevision(),
@@ -260,12 +264,14 @@ function main() {
           name: "LangGraph JS",
           script: "peer-langgraph.mjs",
           subject: `@langchain/langgraph ${versions.langgraph}`,
+          unavailable: peers.ok ? null : peers.error,
         }),
         peerTasks(ctx, {
           group: "mastra",
           name: "Mastra",
           script: "peer-mastra.mjs",
           subject: `@mastra/core ${versions.mastra}`,
+          unavailable: peers.ok ? null : peers.error,
         }),
       );
     }

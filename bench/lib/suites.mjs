@@ -622,11 +622,25 @@ function peerWorkloads(sizes, shapes) {
 /**
  * One peer on every shape, one task per workload (see `interleave`). Each workload first runs once in a
  * fresh process bounded by `peerBoundS`; a run past the bound is "did not finish". The remaining repetitions
- * run only while they fit the time budget.
+ * run only while they fit the time budget. With `unavailable` (the peers could not be installed), every
+ * workload is an "unavailable" record saying why.
  */
-export function peerTasks(ctx, { group, name, script, subject }) {
+export function peerTasks(ctx, { group, name, script, subject, unavailable = null }) {
   return peerWorkloads(ctx.plan.peerSizes, ctx.plan.peerShapes).map((w) =>
-    task(w, () => peerWorkload(ctx, { group, name, script, subject }, w)),
+    task(w, () =>
+      unavailable
+        ? record({
+            id: `${group}/${w.key}`,
+            group,
+            label: w.label,
+            subject,
+            shape: w.shape,
+            nodes: w.nodes,
+            status: "unavailable",
+            note: `${name} is not installed: ${unavailable}`,
+          })
+        : peerWorkload(ctx, { group, name, script, subject }, w),
+    ),
   );
 }
 
