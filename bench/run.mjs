@@ -28,6 +28,7 @@ import {
   loopSource,
   VALUE_BYTES,
   valueSource,
+  writeCopyProject,
   writeExamplesProject,
   writeManyProject,
   writeProject,
@@ -226,6 +227,8 @@ function main() {
     const examplesDir = join(REPO_ROOT, "examples");
     const examplesProject = join(tmp, "examples-project");
     const exampleNames = writeExamplesProject(examplesProject, examplesDir);
+    const echoProject = join(tmp, "echo-project");
+    const echoWorkflowId = writeCopyProject(echoProject, join(examplesDir, "echo.py"));
     const ctx = {
       plan,
       python,
@@ -243,6 +246,8 @@ function main() {
       manyCount: plan.manyCount,
       examplesProject,
       exampleNames,
+      echoProject,
+      echoWorkflowId,
       profileDir: values.profile ? join(BENCH_DIR, "results", "profiles") : null,
     };
     if (ctx.profileDir) {
@@ -281,7 +286,7 @@ function main() {
 
     const durationS = (performance.now() - t0) / 1000;
     const results = {
-      format: 1,
+      format: 2,
       mode,
       started_at: startedAt.toISOString(),
       duration_s: Number(durationS.toFixed(1)),
@@ -290,9 +295,11 @@ function main() {
       plan,
       records,
       targets: [],
+      information: [],
     };
     const rendered = render(results);
     results.targets = rendered.targets;
+    results.information = rendered.information;
     const profiles = ctx.profileDir ? profileSummary(records, ctx.profileDir) : "";
     process.stdout.write(`\n${rendered.text}${profiles}`);
     publish(outPath, results, rendered.text);
@@ -311,7 +318,7 @@ function main() {
 /** The targets and the printed report (heading, table, summary) of a run's results. */
 function render(results) {
   const { plan, versions, machine, records } = results;
-  const { targets, annotations } = computeTargets(records, {
+  const { targets, information, annotations } = computeTargets(records, {
     apiSizes: plan.apiSizes,
     valueBytes: VALUE_BYTES,
     daskInstalled: versions.dask !== null,
@@ -332,7 +339,7 @@ function render(results) {
     `iCode workflow engine benchmark · ${results.mode} mode · ${results.started_at.slice(0, 10)} · ` +
     `${machine.cores} cores (${machine.cpu}) · Node ${versions.node} · Python ${versions.python}` +
     ` · ${results.duration_s.toFixed(0)} s`;
-  return { targets, text: `${heading}\n\n${table}\n\n${targetSummary(targets)}\n` };
+  return { targets, information, text: `${heading}\n\n${table}\n\n${targetSummary(targets)}\n` };
 }
 
 /** Writes the JSON results and, beside them, the table as Markdown. */
@@ -347,6 +354,7 @@ function rerender(path, outPath) {
   const results = JSON.parse(readFileSync(path, "utf8"));
   const rendered = render(results);
   results.targets = rendered.targets;
+  results.information = rendered.information;
   process.stdout.write(`\n${rendered.text}`);
   publish(outPath ?? path, results, rendered.text);
   return 0;
