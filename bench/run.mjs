@@ -6,6 +6,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync 
 import os from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { ensurePeers, PEERS_DIR } from "./lib/peers.mjs";
 import { findDaskPython, resolvePython, useScratch } from "./lib/procs.mjs";
 import { readProfile, topFunctions } from "./lib/profile.mjs";
 import { buildTable, targetSummary } from "./lib/report.mjs";
@@ -27,6 +28,7 @@ import {
   loopSource,
   VALUE_BYTES,
   valueSource,
+  writeCopyProject,
   writeExamplesProject,
   writeManyProject,
   writeProject,
@@ -176,6 +178,9 @@ function main() {
   mkdirSync(chrysHome, { recursive: true });
   const env = { ...process.env, CHRYS_HOME: chrysHome };
   try {
+    // LangGraph and Mastra are not in the workspace install: the first run that needs them installs them.
+    const peers = only.includes("peers") ? ensurePeers({ repoRoot: REPO_ROOT, env: process.env, log }) : null;
+    if (peers && !peers.ok) log(`peers unavailable: ${peers.error}`);
     const python = resolvePython(env);
     const daskPython = findDaskPython(python, env);
     const cliBin = join(REPO_ROOT, "apps", "cli", "dist", "bin.js");
@@ -185,9 +190,9 @@ function main() {
       python_executable: python.executable,
       engine: `@icode/workflow-engine ${packageVersion(join(REPO_ROOT, "packages", "engine", "package.json"))}`,
       cli: `@icode/cli ${packageVersion(join(REPO_ROOT, "apps", "cli", "package.json"))}`,
-      langgraph: packageVersion(join(BENCH_DIR, "node_modules", "@langchain", "langgraph", "package.json")),
-      langchain_core: packageVersion(join(BENCH_DIR, "node_modules", "@langchain", "core", "package.json")),
-      mastra: packageVersion(join(BENCH_DIR, "node_modules", "@mastra", "core", "package.json")),
+      langgraph: packageVersion(join(PEERS_DIR, "node_modules", "@langchain", "langgraph", "package.json")),
+      langchain_core: packageVersion(join(PEERS_DIR, "node_modules", "@langchain", "core", "package.json")),
+      mastra: packageVersion(join(PEERS_DIR, "node_modules", "@mastra", "core", "package.json")),
       dask: daskPython?.version ?? null,
       dask_python: daskPython?.executable ?? null,
       git: gitRevision(),
@@ -222,6 +227,8 @@ function main() {
     const examplesDir = join(REPO_ROOT, "examples");
     const examplesProject = join(tmp, "examples-project");
     const exampleNames = writeExamplesProject(examplesProject, examplesDir);
+    const echoProject = join(tmp, "echo-project");
+    const echoWorkflowId = writeCopyProject(echoProject, join(examplesDir, "echo.py"));
     const ctx = {
       plan,
       python,
@@ -239,6 +246,8 @@ function main() {
       manyCount: plan.manyCount,
       examplesProject,
       exampleNames,
+      echoProject,
+      echoWorkflowId,
       profileDir: values.profile ? join(BENCH_DIR, "results", "profiles") : null,
     };
     if (ctx.profileDir) {
@@ -260,12 +269,14 @@ function main() {
           name: "LangGraph JS",
           script: "peer-langgraph.mjs",
           subject: `@langchain/langgraph ${versions.langgraph}`,
+          unavailable: peers.ok ? null : peers.error,
         }),
         peerTasks(ctx, {
           group: "mastra",
           name: "Mastra",
           script: "peer-mastra.mjs",
           subject: `@mastra/core ${versions.mastra}`,
+          unavailable: peers.ok ? null : peers.error,
         }),
       );
     }
@@ -275,7 +286,7 @@ function main() {
 
     const durationS = (performance.now() - t0) / 1000;
     const results = {
-      format: 1,
+      format: 2,
       mode,
       started_at: startedAt.toISOString(),
       duration_s: Number(durationS.toFixed(1)),
@@ -284,9 +295,11 @@ function main() {
       plan,
       records,
       targets: [],
+      information: [],
     };
     const rendered = render(results);
     results.targets = rendered.targets;
+    results.information = rendered.information;
     const profiles = ctx.profileDir ? profileSummary(records, ctx.profileDir) : "";
     process.stdout.write(`\n${rendered.text}${profiles}`);
     publish(outPath, results, rendered.text);
@@ -305,7 +318,7 @@ function main() {
 /** The targets and the printed report (heading, table, summary) of a run's results. */
 function render(results) {
   const { plan, versions, machine, records } = results;
-  const { targets, annotations } = computeTargets(records, {
+  const { targets, information, annotations } = computeTargets(records, {
     apiSizes: plan.apiSizes,
     valueBytes: VALUE_BYTES,
     daskInstalled: versions.dask !== null,
@@ -326,7 +339,7 @@ function render(results) {
     `iCode workflow engine benchmark · ${results.mode} mode · ${results.started_at.slice(0, 10)} · ` +
     `${machine.cores} cores (${machine.cpu}) · Node ${versions.node} · Python ${versions.python}` +
     ` · ${results.duration_s.toFixed(0)} s`;
-  return { targets, text: `${heading}\n\n${table}\n\n${targetSummary(targets)}\n` };
+  return { targets, information, text: `${heading}\n\n${table}\n\n${targetSummary(targets)}\n` };
 }
 
 /** Writes the JSON results and, beside them, the table as Markdown. */
@@ -341,6 +354,7 @@ function rerender(path, outPath) {
   const results = JSON.parse(readFileSync(path, "utf8"));
   const rendered = render(results);
   results.targets = rendered.targets;
+  results.information = rendered.information;
   process.stdout.write(`\n${rendered.text}`);
   publish(outPath ?? path, results, rendered.text);
   return 0;

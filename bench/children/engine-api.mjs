@@ -2,10 +2,12 @@
 //   createEngine({ cwd, env }).run({ workflowId, input, trust: true }) → { outcome, outputs, … }
 // (or a handle on the active run whose `result` settles with that object).
 // Modes: "runs" (sequential runs after the warm-up), "concurrent" (`concurrency` runs at once per
-// sample) and "soak" (`soakRuns` sequential runs, resident memory measured after `soakMark` runs and at the
-// end). Every run's outcome and output are checked. Before the measured runs, `job.warmup` (see
-// lib/warmup.mjs) brings the process to its steady state; the soak starts from one run of its workflow.
-// Usage: node [--expose-gc] engine-api.mjs <job.json>. Prints one JSON line: { status: "ok" | "unavailable" | "error", … }.
+// sample) and "soak" (`soakRuns` sequential runs; the heap in use after a full GC, and resident memory, read
+// after `soakMark` runs and at the end). Every run's outcome and output are checked. Before the measured
+// runs, `job.warmup` (see lib/warmup.mjs) brings the process to its steady state; the soak starts from one
+// run of its workflow.
+// Usage: node --expose-gc engine-api.mjs <job.json> (the soak needs `--expose-gc`). Prints one JSON line:
+// { status: "ok" | "unavailable" | "error", … }.
 import { readdirSync, readFileSync } from "node:fs";
 import { checkRunResult } from "../lib/check.mjs";
 import { warmUp } from "../lib/warmup.mjs";
@@ -83,11 +85,16 @@ function phaseDurations(t0, marks, settled) {
   };
 }
 
+/**
+ * Memory after a full GC (two, so that what the first one's finalizers released goes too): the V8 heap in
+ * use (the soak's target) and resident memory (shown as information).
+ */
 function settledMemory() {
-  if (typeof globalThis.gc === "function") {
-    globalThis.gc();
-    globalThis.gc();
+  if (typeof globalThis.gc !== "function") {
+    throw new Error("the soak reads the heap after a full GC: start this child with node --expose-gc");
   }
+  globalThis.gc();
+  globalThis.gc();
   const usage = process.memoryUsage();
   return { ...residentKib(), heap_used_kib: Math.round(usage.heapUsed / 1024) };
 }

@@ -2,7 +2,7 @@
 // documentation shows (Annotation.Root state, addNode/addEdge, compile(), invoke() with a recursionLimit large
 // enough for the graph). Fan-out writes to a list channel with a concat reducer; the loop is a conditional
 // edge back to the body's first node. Usage: node peer-langgraph.mjs '<job json>'.
-import { Annotation, END, START, StateGraph } from "@langchain/langgraph";
+import { Annotation, END, START, StateGraph } from "../peers/langgraph.mjs";
 import { bigValue, checkBigValue, checkFanout, sample } from "./peer-shapes.mjs";
 
 const echo = ({ value }) => ({ value });

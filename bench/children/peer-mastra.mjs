@@ -2,8 +2,7 @@
 // output schemas, createWorkflow(...).then(...) for a chain, .parallel([...]) then a step reading every
 // branch's output for the fan-out, .dowhile(nestedWorkflow, condition) for a loop of a two-step body;
 // commit(), then createRunAsync() and run.start({ inputData }). Usage: node peer-mastra.mjs '<job json>'.
-import { createStep, createWorkflow } from "@mastra/core/workflows";
-import { z } from "zod";
+import { createStep, createWorkflow, z } from "../peers/mastra.mjs";
 import { bigValue, checkBigValue, checkFanout, sample } from "./peer-shapes.mjs";
 
 const text = z.object({ value: z.string() });

@@ -22,10 +22,10 @@ export function times(r) {
   return `${r < 0.1 ? r.toPrecision(2) : r.toFixed(2)}×`;
 }
 
-/** "123 MiB" from KiB. */
-export function mib(kib) {
+/** "123 MiB" from KiB ("12.3 MiB" with `digits` 1). */
+export function mib(kib, digits = 0) {
   if (kib === null || kib === undefined || !Number.isFinite(kib) || kib <= 0) return "–";
-  return `${Math.round(kib / 1024)} MiB`;
+  return `${(kib / 1024).toFixed(digits)} MiB`;
 }
 
 /** Text for a table cell: one line, pipes escaped. */

@@ -33,7 +33,9 @@ function againstFloor(r, floors) {
   // Cold commands: against the floors measured alongside them, when they were.
   const nodeStart = r.alongside?.node_start_ms ?? floors.nodeStart;
   const pythonStart = r.alongside?.python_start_ms ?? floors.pythonStart;
-  if (r.id.startsWith("cli/validate/")) return of(r.median_ms, nodeStart + pythonStart, "N+P start");
+  if (r.id.startsWith("cli/validate/") || r.id.startsWith("cli/run/")) {
+    return of(r.median_ms, nodeStart + pythonStart, "N+P start");
+  }
   if (r.id.startsWith("cli/list/")) return of(r.median_ms, nodeStart, "Node start");
   if (!r.nodes) return "";
   const perNode = r.median_ms / r.nodes;

@@ -162,11 +162,11 @@ export function commands(ctx) {
     node: [process.execPath, "-e", "0"],
     python: [ctx.python.executable, "-c", "pass"],
   };
+  const once = (argv_, cwd_) =>
+    runMeasured(ctx.python, { argv: argv_, cwd: cwd_, env, timeoutS: plan.boundS }).runs[0];
   const measure = (id, label, args, cwd, accept) => {
     ctx.log(`command: ${label}`);
     const argv = [process.execPath, ctx.cliBin, ...args];
-    const once = (argv_, cwd_) =>
-      runMeasured(ctx.python, { argv: argv_, cwd: cwd_, env, timeoutS: plan.boundS }).runs[0];
     const runs = [];
     const beside = { node: [], python: [] };
     for (let round = 0; round <= plan.commandReps; round++) {
@@ -246,6 +246,35 @@ export function commands(ctx) {
       validated,
     ),
   );
+  // `icode workflow run` of examples/echo.py copied into a project of its own, trusted once (unmeasured,
+  // which also fills the compiled-Python cache), then run without `--trust` in the same rounds.
+  {
+    const id = "cli/run/echo";
+    const label = "run examples/echo.py, cold (trusted once before)";
+    const expect = { kind: "echo", text: "hello" };
+    const ran = (run) => {
+      try {
+        checkRunResult(lastJsonLine(run.stdout[0]), expect);
+      } catch (error) {
+        return `${error.message}; ${failure(run, plan.boundS)}`;
+      }
+      return run.exit_codes[0] === 0 ? null : `exit ${run.exit_codes[0]} after a completed run`;
+    };
+    const runArgs = ["workflow", "run", ctx.echoWorkflowId, "--input", expect.text, "--json"];
+    const trusted = once([process.execPath, ctx.cliBin, ...runArgs, "--trust"], ctx.echoProject);
+    const problem = trusted.timed_out ? failure(trusted, plan.boundS) : ran(trusted);
+    records.push(
+      problem
+        ? record({
+            id,
+            group: "commands",
+            label,
+            status: trusted.timed_out ? "dnf" : "error",
+            note: `the trusting run failed: ${problem}`,
+          })
+        : measure(id, label, runArgs, ctx.echoProject, ran),
+    );
+  }
   records.push(
     measure(
       "cli/list/examples",
@@ -622,11 +651,25 @@ function peerWorkloads(sizes, shapes) {
 /**
  * One peer on every shape, one task per workload (see `interleave`). Each workload first runs once in a
  * fresh process bounded by `peerBoundS`; a run past the bound is "did not finish". The remaining repetitions
- * run only while they fit the time budget.
+ * run only while they fit the time budget. With `unavailable` (the peers could not be installed), every
+ * workload is an "unavailable" record saying why.
  */
-export function peerTasks(ctx, { group, name, script, subject }) {
+export function peerTasks(ctx, { group, name, script, subject, unavailable = null }) {
   return peerWorkloads(ctx.plan.peerSizes, ctx.plan.peerShapes).map((w) =>
-    task(w, () => peerWorkload(ctx, { group, name, script, subject }, w)),
+    task(w, () =>
+      unavailable
+        ? record({
+            id: `${group}/${w.key}`,
+            group,
+            label: w.label,
+            subject,
+            shape: w.shape,
+            nodes: w.nodes,
+            status: "unavailable",
+            note: `${name} is not installed: ${unavailable}`,
+          })
+        : peerWorkload(ctx, { group, name, script, subject }, w),
+    ),
   );
 }
 

@@ -1,7 +1,7 @@
 // Writes the benchmark's workflow files: the engine workloads and a project of 1,000 workflows.
 // Everything goes under a temporary folder given by the caller, never into the repository.
 import { cpSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 
 /** The large value: four ASCII strings of this many characters, 15.94 MiB in all. */
 export const VALUE_PART = 4_177_920;
@@ -154,4 +154,15 @@ export function writeExamplesProject(project, examplesDir) {
     .map((e) => e.name);
   for (const name of names) cpSync(join(examplesDir, name), join(dir, name), { recursive: true });
   return names;
+}
+
+/**
+ * A project whose `.chrys/workflows/` holds a copy of the one workflow file `file` (such as examples/echo.py).
+ * Returns its workflow ID (the file name without `.py`).
+ */
+export function writeCopyProject(project, file) {
+  const dir = join(project, ".chrys", "workflows");
+  mkdirSync(dir, { recursive: true });
+  cpSync(file, join(dir, basename(file)));
+  return basename(file).replace(/\.py$/, "");
 }
