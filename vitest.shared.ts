@@ -12,5 +12,11 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",
+    // Workers resolve externalized dependencies with the "source" condition too, and a few dependencies of the
+    // AI and MCP SDKs (`eventsource-parser`, `eventsource`) export raw TypeScript under "source", which Node
+    // cannot load: Vite loads that chain instead, as it loads our own sources.
+    server: {
+      deps: { inline: ["ai", /\/@ai-sdk\//, "eventsource-parser", /\/@modelcontextprotocol\//, "eventsource"] },
+    },
   },
 });
