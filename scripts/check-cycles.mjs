@@ -128,7 +128,8 @@ function workspacePackages(root) {
     if (!existsSync(dir)) continue;
     for (const name of readdirSync(dir)) {
       const manifest = join(dir, name, "package.json");
-      if (existsSync(manifest)) packages.push({ dir: join(dir, name), manifest: JSON.parse(readFileSync(manifest, "utf8")) });
+      if (existsSync(manifest))
+        packages.push({ dir: join(dir, name), manifest: JSON.parse(readFileSync(manifest, "utf8")) });
     }
   }
   return packages;

@@ -16,7 +16,10 @@ import {
   g,
   h,
 } from "./gh";`;
-  assert.deepEqual(importsOf(source), ["./a", "./b", "./c", "./d", "./e", "./gh", "./f"].sort((x, y) => source.indexOf(x) - source.indexOf(y)));
+  assert.deepEqual(
+    importsOf(source),
+    ["./a", "./b", "./c", "./d", "./e", "./gh", "./f"].sort((x, y) => source.indexOf(x) - source.indexOf(y)),
+  );
 });
 
 test("finds each cycle once, and none in a tree", () => {
@@ -28,7 +31,15 @@ test("finds each cycle once, and none in a tree", () => {
     ["e", ["e"]],
   ]);
   assert.deepEqual(findCycles(graph), [["a", "b", "c"], ["e"]]);
-  assert.deepEqual(findCycles(new Map([["a", ["b"]], ["b", []]])), []);
+  assert.deepEqual(
+    findCycles(
+      new Map([
+        ["a", ["b"]],
+        ["b", []],
+      ]),
+    ),
+    [],
+  );
 });
 
 test("fails on a cycle between two modules of a package, through a type-only import", () => {
@@ -40,7 +51,10 @@ test("fails on a cycle between two modules of a package, through a type-only imp
   const cycles = workspaceCycles(root);
   assert.equal(cycles.length, 1);
   assert.equal(cycles[0].where, "@icode/p");
-  assert.deepEqual(cycles[0].cycle.map((f) => f.split("/").pop()), ["run.ts", "scheduler.ts"]);
+  assert.deepEqual(
+    cycles[0].cycle.map((f) => f.split("/").pop()),
+    ["run.ts", "scheduler.ts"],
+  );
 });
 
 test("the workspace has no import cycle", () => {
