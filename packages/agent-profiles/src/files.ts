@@ -6,7 +6,7 @@ import { type ConfigProblem, ProblemSink } from "./problems";
 /** A configuration file read from disk: its bytes' SHA-256 and its text, or why it could not be read. */
 export type FileText =
   | { ok: true; path: string; text: string; digest: string }
-  | { ok: false; path: string; problem: ConfigProblem };
+  | { ok: false; path: string; problem: ConfigProblem; errno: string | null };
 
 /**
  * The profile files of a directory in load order: names ending in `.yaml` sorted, then `.yml` sorted; names
@@ -51,7 +51,7 @@ export async function readConfigFile(path: string, effect: string): Promise<File
     const code = (error as NodeJS.ErrnoException).code ?? String(error);
     const sink = new ProblemSink(path);
     sink.error("config_unreadable", null, `cannot read the file (${code}); ${effect}`);
-    return { ok: false, path, problem: sink.problems[0] as ConfigProblem };
+    return { ok: false, path, problem: sink.problems[0] as ConfigProblem, errno: code };
   }
   let text: string;
   try {
@@ -59,7 +59,7 @@ export async function readConfigFile(path: string, effect: string): Promise<File
   } catch {
     const sink = new ProblemSink(path);
     sink.error("config_unreadable", null, `the file is not UTF-8 text; ${effect}. Save it as UTF-8.`);
-    return { ok: false, path, problem: sink.problems[0] as ConfigProblem };
+    return { ok: false, path, problem: sink.problems[0] as ConfigProblem, errno: null };
   }
   if (text.startsWith("\uFEFF")) text = text.slice(1);
   return { ok: true, path, text, digest: sha256(bytes) };

@@ -53,6 +53,17 @@ export interface AgentConfig {
   problems: ConfigProblem[];
   /** Renames and id write-backs done to user files while loading. */
   changes: NormalizationChange[];
+  /** The folders and files read (absolute). */
+  locations: ConfigLocations;
+}
+
+export interface ConfigLocations {
+  userAgents: string;
+  projectAgents: string;
+  models: string;
+  userSettings: string;
+  /** Null when the user settings do not enable project settings (`project.config_enabled: true`). */
+  projectSettings: string | null;
 }
 
 export interface LoadAgentConfigOptions {
@@ -76,14 +87,21 @@ export interface LoadAgentConfigOptions {
  */
 export async function loadAgentConfig(options: LoadAgentConfigOptions): Promise<AgentConfig> {
   const problems: ConfigProblem[] = [];
-  const { settings } = await loadSettings(options, problems);
-  const models = await loadModels(join(options.chrysHome, "models"), problems);
+  const locations: ConfigLocations = {
+    userAgents: join(options.chrysHome, "agents"),
+    projectAgents: join(options.cwd, ".chrys", "agents"),
+    models: join(options.chrysHome, "models"),
+    userSettings: join(options.chrysHome, "settings.yaml"),
+    projectSettings: null,
+  };
+  const { settings } = await loadSettings(options, locations, problems);
+  const models = await loadModels(locations.models, problems);
 
   const builtin: AgentProfile[] = BUILTIN_AGENTS.map((p) => toProfile(p, p.id, "builtin", null, null));
   const takenIds = new Set<string>(builtin.map((p) => p.id as string));
   const failed: { source: ProfileSource; file: string; read: AgentFileRead }[] = [];
 
-  const userDir = join(options.chrysHome, "agents");
+  const userDir = locations.userAgents;
   const userFiles = await readAgentFiles(userDir, "user agent profile", problems);
   for (const f of userFiles) if (f.read.id !== null) takenIds.add(f.read.id);
   const normalized = await normalizeUserFiles(userDir, userFiles, {
@@ -148,6 +166,7 @@ export async function loadAgentConfig(options: LoadAgentConfigOptions): Promise<
     activeModel: null,
     problems,
     changes: normalized.changes,
+    locations,
   };
   config.defaultProfile = resolveDefaultProfile(config);
   config.activeModel = resolveActiveModel(config);
@@ -202,11 +221,15 @@ function byLine(a: ConfigProblem, b: ConfigProblem): number {
   return (a.line ?? 0) - (b.line ?? 0);
 }
 
-async function loadSettings(options: LoadAgentConfigOptions, problems: ConfigProblem[]) {
+async function loadSettings(
+  options: LoadAgentConfigOptions,
+  locations: ConfigLocations,
+  problems: ConfigProblem[],
+) {
   const read = async (path: string, scope: "user" | "project") => {
     const file = await readConfigFile(path, "these settings are not used");
     if (!file.ok) {
-      if (file.problem.message.includes("(ENOENT)")) return null;
+      if (file.errno === "ENOENT") return null;
       problems.push({ ...file.problem, severity: "warning" });
       return null;
     }
@@ -214,10 +237,12 @@ async function loadSettings(options: LoadAgentConfigOptions, problems: ConfigPro
     problems.push(...r.problems);
     return { file: path, values: r.values };
   };
-  const user = await read(join(options.chrysHome, "settings.yaml"), "user");
+  const user = await read(locations.userSettings, "user");
   const projectEnabled =
     (user?.values["project"] as { config_enabled?: unknown } | undefined)?.config_enabled === true;
-  const project = projectEnabled ? await read(join(options.cwd, ".chrys", "settings.yaml"), "project") : null;
+  if (projectEnabled) locations.projectSettings = join(options.cwd, ".chrys", "settings.yaml");
+  const project =
+    locations.projectSettings === null ? null : await read(locations.projectSettings, "project");
   const resolved = resolveSettings({ explicit: options.explicit, env: options.env, user, project });
   problems.push(...resolved.problems);
   return resolved;
