@@ -336,11 +336,12 @@ function explainFallback(
   const effective = byName.get(f.read.name);
   const lower =
     effective !== undefined && PROFILE_SOURCES.indexOf(effective.source) < PROFILE_SOURCES.indexOf(f.source);
-  first.message += lower
+  const sentence = lower
     ? ` The ${effective.source === "builtin" ? "built-in" : effective.source} profile "${f.read.name}" stays in effect.`
     : effective === undefined
       ? ` No other profile named "${f.read.name}" is loaded.`
       : "";
+  if (sentence !== "") first.message = `${first.message.replace(/\.?$/u, ".")}${sentence}`;
 }
 
 function checkIds(problems: ConfigProblem[], profiles: AgentProfile[]): void {

@@ -15,9 +15,10 @@ export type YamlParse =
 
 const MAX_ALIASES = 100;
 
-/** Field path of a child: `a.b` for keys, `a[2]` for list items. */
+/** Field path of a child: `a.b` for keys, `a[2]` for list items, `a[""]` for an empty key. */
 export function childPath(parent: string, key: string | number): string {
   if (typeof key === "number") return `${parent}[${key}]`;
+  if (key === "") return `${parent}[""]`;
   return parent === "" ? key : `${parent}.${key}`;
 }
 

@@ -107,7 +107,7 @@ export function readAgentProfile(text: string, file: string | null): AgentFileRe
     silent: ["metadata"],
     skip: isAcp ? ACP_RESET_SECTIONS : [],
     rules: {
-      name: { read: readName },
+      name: { read: readName, invalid: "error" },
       id: { read: readId },
       sub_agent_only: { invalid: "error" },
       instructions: { expected: "a string or a list of strings" },
