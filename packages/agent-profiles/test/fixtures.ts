@@ -2,12 +2,15 @@ import { mkdir, mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import type { AgentProfile, ModelProfile, ProfileSource } from "../src/load";
-import { AgentProfileFileSchema, type AgentProfileFile } from "../src/schema/agent-profile";
-import { ModelProfileFileSchema, type ModelProfileFile } from "../src/schema/model-profile";
 import { unusableReason } from "../src/load";
+import { type AgentProfileFile, AgentProfileFileSchema } from "../src/schema/agent-profile";
+import { type ModelProfileFile, ModelProfileFileSchema } from "../src/schema/model-profile";
 
 /** A temporary folder holding `files` (relative path → content). */
-export async function tempTree(files: Record<string, string> = {}, prefix = "agent-profiles-"): Promise<string> {
+export async function tempTree(
+  files: Record<string, string> = {},
+  prefix = "agent-profiles-",
+): Promise<string> {
   const root = await mkdtemp(join(tmpdir(), prefix));
   await writeTree(root, files);
   return root;
@@ -22,7 +25,10 @@ export async function writeTree(root: string, files: Record<string, string>): Pr
 }
 
 /** An effective agent profile built in memory through the file schema. */
-export function agent(input: AgentProfileFile, extra: { source?: ProfileSource; file?: string | null } = {}): AgentProfile {
+export function agent(
+  input: AgentProfileFile,
+  extra: { source?: ProfileSource; file?: string | null } = {},
+): AgentProfile {
   const { id, metadata: _m, ...rest } = AgentProfileFileSchema.parse(input);
   const source = extra.source ?? "user";
   return {
@@ -39,5 +45,11 @@ export function agent(input: AgentProfileFile, extra: { source?: ProfileSource; 
 export function model(input: ModelProfileFile & { id: string }): ModelProfile {
   const settings = { ...ModelProfileFileSchema.parse(input), id: input.id };
   const reason = unusableReason(settings);
-  return { ...settings, file: `/config/models/${input.id}.yaml`, digest: "0".repeat(64), usable: reason === null, unusableReason: reason };
+  return {
+    ...settings,
+    file: `/config/models/${input.id}.yaml`,
+    digest: "0".repeat(64),
+    usable: reason === null,
+    unusableReason: reason,
+  };
 }
