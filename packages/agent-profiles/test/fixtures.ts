@@ -53,3 +53,14 @@ export function model(input: ModelProfileFile & { id: string }): ModelProfile {
     unusableReason: reason,
   };
 }
+
+/** The value at a field path (`tools.mcp[0].url`), or a list of them for a list of paths. */
+export function at(value: unknown, path: string | readonly string[]): unknown {
+  if (typeof path !== "string") return path.map((p) => at(value, p));
+  let v = value;
+  for (const part of path.match(/[^.[\]]+/gu) ?? []) {
+    if (v === null || typeof v !== "object") return undefined;
+    v = (v as Record<string, unknown>)[part];
+  }
+  return v;
+}

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { at } from "../../test/fixtures";
 import { unusableReason } from "../load";
 import { PROVIDERS } from "../schema/model-profile";
 import { readModelProfile } from "./model-profile";
@@ -106,133 +107,133 @@ describe("model profile fields and defaults (4.1)", () => {
     expect(r.brief).toEqual(expected);
   });
 
-  it.each<[string, string, unknown[][], (s: any) => unknown, unknown]>([
+  it.each<[string, string, unknown[][], string | string[], unknown]>([
     [
       "max_context_tokens below 100",
       "name: a\nmax_context_tokens: 99",
       [["config_field_invalid", "warning", "max_context_tokens"]],
-      (s) => s.max_context_tokens,
+      "max_context_tokens",
       200000,
     ],
     [
       "max_output_tokens not positive",
       "name: a\nmax_output_tokens: 0",
       [["config_field_invalid", "warning", "max_output_tokens"]],
-      (s) => s.max_output_tokens,
+      "max_output_tokens",
       32000,
     ],
     [
       "http_max_retries negative",
       "name: a\nhttp_max_retries: -1",
       [["config_field_invalid", "warning", "http_max_retries"]],
-      (s) => s.http_max_retries,
+      "http_max_retries",
       2,
     ],
     [
       "api_style unknown",
       "name: a\napi_style: completions",
       [["config_field_invalid", "warning", "api_style"]],
-      (s) => s.api_style,
+      "api_style",
       "chat_completions",
     ],
     [
       "responses on a chat-only provider",
       "name: a\nprovider: anthropic\napi_style: responses",
       [["config_field_invalid", "warning", "api_style"]],
-      (s) => s.api_style,
+      "api_style",
       "chat_completions",
     ],
     [
       "responses on deepseek-openai",
       "name: a\nprovider: deepseek-openai\napi_style: responses",
       [],
-      (s) => s.api_style,
+      "api_style",
       "responses",
     ],
     [
       "http_headers not JSON object text",
       "name: a\nhttp_headers: '[1]'",
       [["config_field_invalid", "warning", "http_headers"]],
-      (s) => s.http_headers,
+      "http_headers",
       {},
     ],
     [
       "http_headers as a mapping",
       "name: a\nhttp_headers: {X-Key: '{{K}}'}",
       [],
-      (s) => s.http_headers,
+      "http_headers",
       { "X-Key": "{{K}}" },
     ],
     [
       "http_headers value not a string",
       "name: a\nhttp_headers: {X-N: 1, X-S: s}",
       [["config_field_invalid", "warning", "http_headers.X-N"]],
-      (s) => s.http_headers,
+      "http_headers",
       { "X-S": "s" },
     ],
     [
       "chat_options not JSON",
       "name: a\nchat_options: 'temperature=1'",
       [["config_field_invalid", "warning", "chat_options"]],
-      (s) => s.chat_options,
+      "chat_options",
       {},
     ],
     [
       "chat_options max_tokens moves into max_output_tokens",
       `name: a\nchat_options: '{"max_tokens": 4096, "temperature": 0}'`,
       [],
-      (s) => [s.max_output_tokens, s.chat_options],
+      ["max_output_tokens", "chat_options"],
       [4096, { temperature: 0 }],
     ],
     [
       "max_completion_tokens moves too",
       "name: a\nchat_options: {max_completion_tokens: 1000}",
       [],
-      (s) => s.max_output_tokens,
+      "max_output_tokens",
       1000,
     ],
     [
       "the field wins over chat_options",
       "name: a\nmax_output_tokens: 500\nchat_options: {max_tokens: 1000}",
       [["config_key_ignored", "warning", "chat_options.max_tokens"]],
-      (s) => s.max_output_tokens,
+      "max_output_tokens",
       500,
     ],
     [
       "stream not allowed in chat_options",
       "name: a\nchat_options: {stream: false, top_p: 1}",
       [["config_field_invalid", "warning", "chat_options.stream"]],
-      (s) => s.chat_options,
+      "chat_options",
       { top_p: 1 },
     ],
     [
       "messages not allowed in chat_options",
       "name: a\nchat_options: {messages: []}",
       [["config_field_invalid", "warning", "chat_options.messages"]],
-      (s) => s.chat_options,
+      "chat_options",
       {},
     ],
     [
       "n other than 1 with Chat Completions",
       "name: a\nchat_options: {n: 2}",
       [["config_field_invalid", "warning", "chat_options.n"]],
-      (s) => s.chat_options,
+      "chat_options",
       {},
     ],
-    ["n 1 is fine", "name: a\nchat_options: {n: 1}", [], (s) => s.chat_options, { n: 1 }],
-    ["an unknown provider loads", "name: a\nprovider: gemini", [], (s) => s.provider, "gemini"],
+    ["n 1 is fine", "name: a\nchat_options: {n: 1}", [], "chat_options", { n: 1 }],
+    ["an unknown provider loads", "name: a\nprovider: gemini", [], "provider", "gemini"],
     [
       "unknown key",
       "name: a\ntemperature: 1",
       [["config_unknown_key", "warning", "temperature"]],
-      (s) => s.name,
+      "name",
       "a",
     ],
   ])("%s", (_t, yaml, expected, pick, value) => {
     const r = read(yaml);
     expect(r.settings).not.toBeNull();
     expect(r.brief).toEqual(expected);
-    expect(pick(r.settings)).toEqual(value);
+    expect(at(r.settings, pick)).toEqual(value);
   });
 });
 
