@@ -33,6 +33,8 @@ export function agent(
   const source = extra.source ?? "user";
   return {
     ...rest,
+    // As the reader does: ACP profiles are always sub-agent-only.
+    sub_agent_only: rest.sub_agent_only || rest.acp !== undefined,
     id: id ?? null,
     source,
     file: extra.file ?? (source === "builtin" ? null : `/config/agents/${input.name}.yaml`),
