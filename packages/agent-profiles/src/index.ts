@@ -26,6 +26,7 @@ export {
   type ToolRef,
 } from "./approval";
 export { BUILTIN_AGENTS } from "./builtins";
+export { type NodeSite, selectionDiagnostic } from "./diagnostics";
 export { agentProfileJsonSchema, modelProfileJsonSchema, settingsJsonSchema } from "./json-schema";
 export {
   type AgentListing,
