@@ -1,4 +1,5 @@
-import { basename, extname, join } from "node:path";
+import { basename, extname, isAbsolute, join } from "node:path";
+import { WorkflowError } from "@icode/workflow-errors";
 import { BUILTIN_AGENTS } from "./builtins";
 import { listProfileFiles, readConfigFile, sha256 } from "./files";
 import { matchModel, matchProfile } from "./match";
@@ -86,6 +87,17 @@ export interface LoadAgentConfigOptions {
  * Never throws for bad files: every problem is in `problems`, and one bad file never stops the others.
  */
 export async function loadAgentConfig(options: LoadAgentConfigOptions): Promise<AgentConfig> {
+  for (const key of ["chrysHome", "cwd", "homeDir"] as const) {
+    if (!isAbsolute(options[key])) {
+      throw new WorkflowError(
+        "config_options_invalid",
+        `loadAgentConfig: ${key} must be an absolute path, found ${JSON.stringify(options[key])}`,
+        {
+          hint: "resolve it first (the library never reads the process's current directory)",
+        },
+      );
+    }
+  }
   const problems: ConfigProblem[] = [];
   const locations: ConfigLocations = {
     userAgents: join(options.chrysHome, "agents"),

@@ -12,6 +12,7 @@ export const CONFIG_PROBLEM_CODES = [
   "config_field_invalid",
   "config_unknown_key",
   "config_key_ignored",
+  "config_template_literal",
   "profile_acp_section_reset",
   "profile_duplicate_id",
   "profile_duplicate_name",

@@ -581,3 +581,10 @@ describe("models, settings and cross-checks", () => {
     });
   });
 });
+
+describe("options", () => {
+  it.each(["chrysHome", "cwd", "homeDir"] as const)("refuses a relative %s", async (key) => {
+    const options = { chrysHome: "/c", cwd: "/w", env: {}, homeDir: "/h", [key]: "relative/dir" };
+    await expect(loadAgentConfig(options)).rejects.toMatchObject({ code: "config_options_invalid" });
+  });
+});

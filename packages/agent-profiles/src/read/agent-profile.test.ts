@@ -888,3 +888,39 @@ describe("lines and fields", () => {
     ]);
   });
 });
+
+describe("templates where they are not resolved", () => {
+  it.each([
+    [
+      "an MCP command",
+      "name: T\ntools: {mcp: [{name: s, transport: stdio, command: '{{BIN}}'}]}",
+      "tools.mcp[0].command",
+    ],
+    [
+      "MCP args",
+      "name: T\ntools: {mcp: [{name: s, transport: stdio, command: c, args: ['--key={{K}}']}]}",
+      "tools.mcp[0].args",
+    ],
+    [
+      "an MCP url",
+      "name: T\ntools: {mcp: [{name: s, transport: http, url: 'https://{{HOST}}/mcp'}]}",
+      "tools.mcp[0].url",
+    ],
+    ["acp.model_id", "name: T\nacp: {model_id: '{{MODEL}}'}", "acp.model_id"],
+  ])("warn in %s", (_t, yaml, field) => {
+    const r = read(yaml);
+    expect(r.loaded).toBe(true);
+    expect(r.brief.map((p) => [p.code, p.field])).toEqual([["config_template_literal", field]]);
+  });
+
+  it("stay silent where templates are resolved", () => {
+    expect(
+      read(
+        "name: T\ntools: {mcp: [{name: s, transport: stdio, command: c, env: {K: '{{K}}'}}]}\nacp:",
+      ).problems.filter((p) => p.code === "config_template_literal"),
+    ).toEqual([]);
+    expect(
+      read("name: T\nacp: {command: '{{BIN}}', args: ['{{A}}'], env: {K: '{{K}}'}, cwd: '{{D}}'}").problems,
+    ).toEqual([]);
+  });
+});

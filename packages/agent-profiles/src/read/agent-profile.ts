@@ -26,7 +26,16 @@ import { ENV_NAME } from "../schema/common";
 import { WebFetchSchema, WebSearchSchema } from "../schema/web-tools";
 import { isBuiltinToolKind } from "../tool-kinds";
 import { childPath, parseYaml } from "../yaml-source";
-import { DROP, isMapping, type Kept, type Reader, readList, readObject, readSection } from "./fields";
+import {
+  DROP,
+  isMapping,
+  type Kept,
+  type Reader,
+  readList,
+  readObject,
+  readSection,
+  warnLiteralTemplates,
+} from "./fields";
 
 /** One agent profile file, read: the settings, or null when a load error skips it. */
 export interface AgentFileRead {
@@ -366,6 +375,14 @@ function readMcpEntry(r: Reader, item: Record<string, unknown>, at: string): unk
   }
   const before = r.sink.problems.length;
   const accepted = readObject(r, own, at, { schema, invalid: "error" });
+  for (const key of ["command", "args", "url"]) {
+    warnLiteralTemplates(
+      r,
+      accepted[key],
+      childPath(at, key),
+      transport === "stdio" ? "env values" : "header values (with resolve_header_templates)",
+    );
+  }
   if (r.sink.problems.slice(before).some((p) => p.severity === "error")) return accepted;
   const parsed = schema.safeParse(accepted);
   if (parsed.success) checkMcpNames(r, parsed.data, at);
@@ -640,7 +657,7 @@ function readAcp(r: Reader, value: unknown, field: string): unknown {
     );
     return DROP;
   }
-  return readObject(r, value, field, {
+  const acp = readObject(r, value, field, {
     schema: AcpSchema,
     invalid: "error",
     rules: {
@@ -649,6 +666,10 @@ function readAcp(r: Reader, value: unknown, field: string): unknown {
       env: { read: readAcpEnv },
     },
   });
+  for (const key of ["session_mode", "model_id"]) {
+    warnLiteralTemplates(r, acp[key], childPath(field, key), "command, args, env values and cwd");
+  }
+  return acp;
 }
 
 function readAcpEnv(r: Reader, value: unknown, field: string): unknown {

@@ -46,6 +46,28 @@ export interface ObjectSpec {
   skip?: readonly string[];
 }
 
+/**
+ * Warns when a field that does not resolve `{{NAME}}` contains one: it is sent as written, which is rarely
+ * what was meant. `where` lists the fields of this section that do resolve templates.
+ */
+export function warnLiteralTemplates(r: Reader, value: unknown, field: string, where: string): void {
+  const strings =
+    typeof value === "string"
+      ? [value]
+      : Array.isArray(value)
+        ? value.filter((v) => typeof v === "string")
+        : [];
+  const found = strings.flatMap((s) =>
+    Array.from(s.matchAll(/\{\{([A-Za-z_][A-Za-z0-9_]*)\}\}/gu), (m) => m[0]),
+  );
+  if (found.length === 0) return;
+  r.sink.warn(
+    "config_template_literal",
+    field,
+    `${found[0]} is not replaced in this field and is used as written; templates are resolved only in ${where}`,
+  );
+}
+
 export function isMapping(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }

@@ -270,3 +270,14 @@ describe("providers (4.2) and usability", () => {
     expect(usable(yaml)).toBe(reason);
   });
 });
+
+describe("templates in model profiles", () => {
+  it("warn in base_url and model_id, not in api_key", () => {
+    expect(
+      read("name: a\nbase_url: 'https://{{HOST}}/v1'\nmodel_id: '{{M}}'\napi_key: '{{KEY}}'").brief,
+    ).toEqual([
+      ["config_template_literal", "warning", "base_url"],
+      ["config_template_literal", "warning", "model_id"],
+    ]);
+  });
+});

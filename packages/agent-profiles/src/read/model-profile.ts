@@ -8,7 +8,7 @@ import {
   PROVIDERS,
 } from "../schema/model-profile";
 import { childPath, parseYaml } from "../yaml-source";
-import { DROP, type FieldRule, isMapping, type Reader, readObject } from "./fields";
+import { DROP, type FieldRule, isMapping, type Reader, readObject, warnLiteralTemplates } from "./fields";
 
 export interface ModelFileRead {
   /** The profile with `id` filled in from the file name, or null when the file is skipped. */
@@ -94,6 +94,9 @@ export function readModelProfile(text: string, file: string | null, fileStem: st
     );
   }
   moveOutputCaps(r, accepted);
+  for (const key of ["base_url", "model_id"]) {
+    warnLiteralTemplates(r, accepted[key], key, "api_key, http_headers values and chat_options values");
+  }
   if (sink.failed) return { settings: null, problems: sink.problems };
   const result = ModelProfileFileSchema.safeParse(accepted);
   if (!result.success) {
