@@ -98,7 +98,7 @@ export async function loadAgentConfig(options: LoadAgentConfigOptions): Promise<
       );
     }
   }
-  const problems: ConfigProblem[] = [];
+  const report = new Report();
   const locations: ConfigLocations = {
     userAgents: join(options.chrysHome, "agents"),
     projectAgents: join(options.cwd, ".chrys", "agents"),
@@ -106,21 +106,21 @@ export async function loadAgentConfig(options: LoadAgentConfigOptions): Promise<
     userSettings: join(options.chrysHome, "settings.yaml"),
     projectSettings: null,
   };
-  const { settings } = await loadSettings(options, locations, problems);
-  const models = await loadModels(locations.models, problems);
+  const { settings } = await loadSettings(options, locations, report);
+  const models = await loadModels(locations.models, report);
 
   const builtin: AgentProfile[] = BUILTIN_AGENTS.map((p) => toProfile(p, p.id, "builtin", null, null));
   const takenIds = new Set<string>(builtin.map((p) => p.id as string));
   const failed: { source: ProfileSource; file: string; read: AgentFileRead }[] = [];
 
   const userDir = locations.userAgents;
-  const userFiles = await readAgentFiles(userDir, "user agent profile", problems);
+  const userFiles = await readAgentFiles(userDir, "user agent profile", report);
   for (const f of userFiles) if (f.read.id !== null) takenIds.add(f.read.id);
   const normalized = await normalizeUserFiles(userDir, userFiles, {
     write: options.normalize ?? true,
     takenIds,
   });
-  problems.push(...normalized.problems);
+  report.problems.push(...normalized.problems);
   const user = normalized.loaded.map((l) =>
     toProfile(l.read.settings as AgentProfileSettings, l.id, "user", l.path, l.digest),
   );
@@ -130,7 +130,7 @@ export async function loadAgentConfig(options: LoadAgentConfigOptions): Promise<
   const projectFiles = await readAgentFiles(
     join(options.cwd, ".chrys", "agents"),
     "project agent profile",
-    problems,
+    report,
   );
   const project: AgentProfile[] = [];
   for (const f of projectFiles) {
@@ -140,8 +140,7 @@ export async function loadAgentConfig(options: LoadAgentConfigOptions): Promise<
     }
     const first = project.find((p) => p.name === f.read.name);
     if (first !== undefined) {
-      addProblem(
-        problems,
+      report.add(
         f.path,
         "profile_duplicate_name",
         "error",
@@ -163,11 +162,11 @@ export async function loadAgentConfig(options: LoadAgentConfigOptions): Promise<
   }
   const profiles = sortProfiles([...byName.values()]);
 
-  for (const f of failed) explainFallback(problems, f, byName);
-  checkIds(problems, profiles);
-  checkNameCase(problems, profiles);
-  checkBindings(problems, profiles, models);
-  checkWebTools(problems, profiles, settings);
+  for (const f of failed) explainFallback(report, f, byName);
+  checkIds(report, profiles);
+  checkNameCase(report, profiles);
+  checkBindings(report, profiles, models);
+  checkWebTools(report, profiles, settings);
 
   const config: AgentConfig = {
     profiles,
@@ -176,12 +175,12 @@ export async function loadAgentConfig(options: LoadAgentConfigOptions): Promise<
     settings,
     defaultProfile: null,
     activeModel: null,
-    problems,
+    problems: report.problems,
     changes: normalized.changes,
     locations,
   };
-  config.defaultProfile = resolveDefaultProfile(config);
-  config.activeModel = resolveActiveModel(config);
+  config.defaultProfile = resolveDefaultProfile(config, report);
+  config.activeModel = resolveActiveModel(config, report);
   return config;
 }
 
@@ -200,30 +199,40 @@ function toProfile(
   return { ...structuredClone(rest), id, source, file, digest, kind: s.acp === undefined ? "native" : "acp" };
 }
 
-function addProblem(
-  problems: ConfigProblem[],
-  file: string | null,
-  code: ConfigProblem["code"],
-  severity: "error" | "warning",
-  message: string,
-  field: string | null = null,
-  line: number | null = null,
-): void {
-  problems.push({ code, severity, file, line, field, message });
+/** The problems of one load, and the line of each field of each file read, for problems found later. */
+class Report {
+  readonly problems: ConfigProblem[] = [];
+  private readonly lines = new Map<string, (field: string) => number | null>();
+
+  lineIndex(file: string, lineOf: ((field: string) => number | null) | undefined): void {
+    if (lineOf !== undefined) this.lines.set(file, lineOf);
+  }
+
+  add(
+    file: string | null,
+    code: ConfigProblem["code"],
+    severity: "error" | "warning",
+    message: string,
+    field: string | null = null,
+  ): void {
+    const line = file === null || field === null ? null : (this.lines.get(file)?.(field) ?? null);
+    this.problems.push({ code, severity, file, line, field, message });
+  }
 }
 
-async function readAgentFiles(dir: string, what: string, problems: ConfigProblem[]): Promise<UserFile[]> {
+async function readAgentFiles(dir: string, what: string, report: Report): Promise<UserFile[]> {
   const listed = await listProfileFiles(dir, what.replace(" profile", "s"));
-  problems.push(...listed.problems);
+  report.problems.push(...listed.problems);
   const out: UserFile[] = [];
   for (const path of listed.files) {
     const file = await readConfigFile(path, "the profile is not loaded");
     if (!file.ok) {
-      problems.push(file.problem);
+      report.problems.push(file.problem);
       continue;
     }
     const read = readAgentProfile(file.text, path);
-    problems.push(...read.problems.sort(byLine));
+    report.problems.push(...read.problems.sort(byLine));
+    report.lineIndex(path, read.lineOf);
     out.push({ path, digest: file.digest, read });
   }
   return out;
@@ -233,21 +242,18 @@ function byLine(a: ConfigProblem, b: ConfigProblem): number {
   return (a.line ?? 0) - (b.line ?? 0);
 }
 
-async function loadSettings(
-  options: LoadAgentConfigOptions,
-  locations: ConfigLocations,
-  problems: ConfigProblem[],
-) {
+async function loadSettings(options: LoadAgentConfigOptions, locations: ConfigLocations, report: Report) {
   const read = async (path: string, scope: "user" | "project") => {
     const file = await readConfigFile(path, "these settings are not used");
     if (!file.ok) {
       if (file.errno === "ENOENT") return null;
-      problems.push({ ...file.problem, severity: "warning" });
+      report.problems.push({ ...file.problem, severity: "warning" });
       return null;
     }
     const r = readSettingsFile(file.text, path, scope);
-    problems.push(...r.problems);
-    return { file: path, values: r.values };
+    report.problems.push(...r.problems);
+    report.lineIndex(path, r.lineOf);
+    return { file: path, values: r.values, lineOf: r.lineOf };
   };
   const user = await read(locations.userSettings, "user");
   const projectEnabled =
@@ -256,22 +262,23 @@ async function loadSettings(
   const project =
     locations.projectSettings === null ? null : await read(locations.projectSettings, "project");
   const resolved = resolveSettings({ explicit: options.explicit, env: options.env, user, project });
-  problems.push(...resolved.problems);
+  report.problems.push(...resolved.problems);
   return resolved;
 }
 
-async function loadModels(dir: string, problems: ConfigProblem[]): Promise<ModelProfile[]> {
+async function loadModels(dir: string, report: Report): Promise<ModelProfile[]> {
   const listed = await listProfileFiles(dir, "model profiles");
-  problems.push(...listed.problems);
+  report.problems.push(...listed.problems);
   const models: ModelProfile[] = [];
   for (const path of listed.files) {
     const file = await readConfigFile(path, "the model profile is not loaded");
     if (!file.ok) {
-      problems.push(file.problem);
+      report.problems.push(file.problem);
       continue;
     }
     const read = readModelProfile(file.text, path, basename(path, extname(path)));
-    problems.push(...read.problems.sort(byLine));
+    report.problems.push(...read.problems.sort(byLine));
+    report.lineIndex(path, read.lineOf);
     if (read.settings === null) continue;
     const reason = unusableReason(read.settings);
     models.push({
@@ -288,8 +295,7 @@ async function loadModels(dir: string, problems: ConfigProblem[]): Promise<Model
   for (const m of models) {
     const sameId = seenIds.get(m.id);
     if (sameId !== undefined)
-      addProblem(
-        problems,
+      report.add(
         m.file,
         "model_duplicate_id",
         "warning",
@@ -300,8 +306,7 @@ async function loadModels(dir: string, problems: ConfigProblem[]): Promise<Model
     const key = m.name.toLowerCase();
     const sameName = seenNames.get(key);
     if (sameName !== undefined)
-      addProblem(
-        problems,
+      report.add(
         m.file,
         "model_duplicate_name",
         "warning",
@@ -338,12 +343,12 @@ export function unusableReason(m: ModelProfileSettings & { id: string }): string
 
 /** A skipped file whose name was readable: say which profile of that name is used instead. */
 function explainFallback(
-  problems: ConfigProblem[],
+  report: Report,
   f: { source: ProfileSource; file: string; read: AgentFileRead },
   byName: Map<string, AgentProfile>,
 ): void {
   if (f.read.name === null) return;
-  const first = problems.find((p) => p.file === f.file && p.severity === "error");
+  const first = report.problems.find((p) => p.file === f.file && p.severity === "error");
   if (first === undefined) return;
   const effective = byName.get(f.read.name);
   const lower =
@@ -356,7 +361,7 @@ function explainFallback(
   if (sentence !== "") first.message = `${first.message.replace(/\.?$/u, ".")}${sentence}`;
 }
 
-function checkIds(problems: ConfigProblem[], profiles: AgentProfile[]): void {
+function checkIds(report: Report, profiles: AgentProfile[]): void {
   const seen = new Map<string, AgentProfile>();
   for (const p of profiles) {
     if (p.id === null) continue;
@@ -365,8 +370,7 @@ function checkIds(problems: ConfigProblem[], profiles: AgentProfile[]): void {
       seen.set(p.id, p);
       continue;
     }
-    addProblem(
-      problems,
+    report.add(
       p.file,
       "profile_duplicate_id",
       "warning",
@@ -376,15 +380,14 @@ function checkIds(problems: ConfigProblem[], profiles: AgentProfile[]): void {
   }
 }
 
-function checkNameCase(problems: ConfigProblem[], profiles: AgentProfile[]): void {
+function checkNameCase(report: Report, profiles: AgentProfile[]): void {
   const seen = new Map<string, AgentProfile>();
   for (const p of profiles) {
     const key = p.name.toLowerCase();
     const first = seen.get(key);
     if (first === undefined) seen.set(key, p);
     else
-      addProblem(
-        problems,
+      report.add(
         p.file,
         "profile_name_case_conflict",
         "warning",
@@ -394,12 +397,11 @@ function checkNameCase(problems: ConfigProblem[], profiles: AgentProfile[]): voi
   }
 }
 
-function checkBindings(problems: ConfigProblem[], profiles: AgentProfile[], models: ModelProfile[]): void {
+function checkBindings(report: Report, profiles: AgentProfile[], models: ModelProfile[]): void {
   for (const p of profiles) {
     const id = p.model.profile_id;
     if (p.kind !== "native" || id === "" || models.some((m) => m.id === id)) continue;
-    addProblem(
-      problems,
+    report.add(
       p.file,
       "profile_model_missing",
       "warning",
@@ -409,19 +411,14 @@ function checkBindings(problems: ConfigProblem[], profiles: AgentProfile[], mode
   }
 }
 
-function checkWebTools(
-  problems: ConfigProblem[],
-  profiles: AgentProfile[],
-  settings: ResolvedSettings,
-): void {
+function checkWebTools(report: Report, profiles: AgentProfile[], settings: ResolvedSettings): void {
   for (const p of profiles) {
     if (p.kind !== "native") continue;
     for (const kind of ["web_search", "web_fetch"] as const) {
       const enabled = p.tools.builtins.includes(kind);
       if (!enabled) {
         if (p.tools[kind] !== undefined)
-          addProblem(
-            problems,
+          report.add(
             p.file,
             "config_key_ignored",
             "warning",
@@ -435,8 +432,7 @@ function checkWebTools(
           ? effectiveWebSearch(settings.webSearch, p.tools.web_search)
           : effectiveWebFetch(settings.webFetch, p.tools.web_fetch);
       if (!result.ok && !result.off) {
-        addProblem(
-          problems,
+        report.add(
           p.file,
           "profile_web_tool_omitted",
           "warning",
@@ -449,40 +445,44 @@ function checkWebTools(
   }
 }
 
-function resolveDefaultProfile(config: AgentConfig): AgentProfile | null {
+function resolveDefaultProfile(config: AgentConfig, report: Report): AgentProfile | null {
   const mains = config.profiles.filter(launchableAsMain);
   const wanted = config.settings.defaultProfile;
   const found = matchProfile({ profiles: mains }, wanted.value);
   if (found.ok) return found.profile;
   if (wanted.source !== "default") {
-    const sink = new ProblemSink(
-      wanted.source === "user" || wanted.source === "project" ? wanted.origin : null,
-    );
-    sink.warn(
+    const any = matchProfile(config, wanted.value);
+    const why = any.ok
+      ? `"${any.profile.name}" is ${any.profile.kind === "acp" ? "an ACP agent" : "sub-agent-only"}`
+      : found.message;
+    report.add(
+      settingsFile(wanted),
       "settings_default_agent_unresolved",
+      "warning",
+      `${describeSetting("agent.default_profile", wanted)} is "${wanted.value}", which is not a profile that can be a main agent (${why}); falling back to Code, then to the first main agent`,
       "agent.default_profile",
-      `${describeSetting("agent.default_profile", wanted)} is "${wanted.value}", which is not a profile that can be a main agent (${found.message}); falling back to Code, then to the first main agent`,
     );
-    config.problems.push(...sink.problems);
   }
   return mains.find((p) => p.name === "Code") ?? mains[0] ?? null;
 }
 
-function resolveActiveModel(config: AgentConfig): ModelProfile | null {
+function resolveActiveModel(config: AgentConfig, report: Report): ModelProfile | null {
   const wanted = config.settings.activeModel;
   if (wanted.value === null) return null;
   const found = matchModel(config, wanted.value);
   if (found.ok) return found.model;
-  const sink = new ProblemSink(
-    wanted.source === "user" || wanted.source === "project" ? wanted.origin : null,
-  );
-  sink.warn(
+  report.add(
+    settingsFile(wanted),
     "settings_active_model_unresolved",
-    "model.profile.active",
+    "warning",
     `${describeSetting("model.profile.active", wanted)}: ${found.message}; there is no default model, so agents that need it cannot start`,
+    "model.profile.active",
   );
-  config.problems.push(...sink.problems);
   return null;
+}
+
+function settingsFile(s: { source: string; origin: string | null }): string | null {
+  return s.source === "user" || s.source === "project" ? s.origin : null;
 }
 
 /** True for profiles that can be a main agent: not ACP, not sub-agent-only. */

@@ -47,6 +47,7 @@ const LOWEST_DEFAULT_RETRIES = 10;
 interface FileValues {
   file: string;
   values: Record<string, unknown>;
+  lineOf?: (field: string) => number | null;
 }
 
 /**
@@ -104,7 +105,7 @@ export function resolveSettings(input: {
     if (projectRetries <= limit)
       maxTransient = { value: projectRetries, source: "project", origin: input.project?.file ?? null };
     else {
-      const p = new ProblemSink(input.project?.file ?? null);
+      const p = new ProblemSink(input.project?.file ?? null, input.project?.lineOf);
       p.warn(
         "settings_not_allowed",
         "llm.retry.max_transient",

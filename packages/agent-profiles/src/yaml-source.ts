@@ -32,7 +32,8 @@ export function parseYaml(text: string): YamlParse {
   const first = doc.errors[0];
   if (first !== undefined) {
     const offset = first.pos[0];
-    return { ok: false, line: lineCounter.linePos(offset).line, message: first.message.split("\n")[0] ?? "" };
+    const message = (first.message.split("\n")[0] ?? "").replace(/:$/u, "");
+    return { ok: false, line: lineCounter.linePos(offset).line, message };
   }
   const lines = new Map<string, number>();
   const nonStringKeys = new Set<string>();

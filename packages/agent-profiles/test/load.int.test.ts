@@ -84,7 +84,7 @@ describe("sources and hiding (section 1)", () => {
       {
         code: "profile_name_case_conflict",
         file: join(cwd, ".chrys/agents/x.yaml"),
-        line: null,
+        line: 1,
         field: "name",
       },
     ]);
@@ -181,7 +181,7 @@ describe("ids (1.3)", () => {
     const { load, cwd } = await setup({ cwd: { ".chrys/agents/a.yaml": "name: Copy\nid: b011c0de0001\n" } });
     const c = await load();
     expect(brief(c.problems)).toEqual([
-      { code: "profile_duplicate_id", file: join(cwd, ".chrys/agents/a.yaml"), line: null, field: "id" },
+      { code: "profile_duplicate_id", file: join(cwd, ".chrys/agents/a.yaml"), line: 2, field: "id" },
     ]);
     expect(matchProfile(c, "b011c0de0001")).toMatchObject({ ok: false, code: "agent_profile_ambiguous" });
   });
@@ -481,7 +481,7 @@ describe("models, settings and cross-checks", () => {
     ]);
     expect(brief(c.problems)).toEqual([
       { code: "config_field_invalid", file: join(home, "models/broken.yaml"), line: null, field: "name" },
-      { code: "model_duplicate_name", file: join(home, "models/zz.yml"), line: null, field: "name" },
+      { code: "model_duplicate_name", file: join(home, "models/zz.yml"), line: 1, field: "name" },
     ]);
   });
 
@@ -503,6 +503,7 @@ describe("models, settings and cross-checks", () => {
     expect((await load()).problems[0]).toMatchObject({
       code: "settings_active_model_unresolved",
       file: join(home, "settings.yaml"),
+      line: 1,
     });
   });
 
@@ -537,6 +538,7 @@ describe("models, settings and cross-checks", () => {
     const c = await load({ env: { CHRYS_DEFAULT_AGENT: "Explore" } });
     expect(c.defaultProfile?.name).toBe("Code");
     expect(c.problems.map((p) => p.code)).toEqual(["settings_default_agent_unresolved"]);
+    expect(c.problems[0]?.message).toContain('"Explore" is sub-agent-only');
     await writeTree(home, {
       "agents/Code.yaml": "name: Code\nid: b011c0de0001\nsub_agent_only: true\n",
       "settings.yaml": "",
@@ -556,9 +558,9 @@ describe("models, settings and cross-checks", () => {
     const c = await load();
     const dir = join(cwd, ".chrys/agents");
     expect(brief(c.problems)).toEqual([
-      { code: "profile_model_missing", file: join(dir, "a.yaml"), line: null, field: "model.profile_id" },
-      { code: "profile_web_tool_omitted", file: join(dir, "b.yaml"), line: null, field: "tools.web_search" },
-      { code: "config_key_ignored", file: join(dir, "c.yaml"), line: null, field: "tools.web_fetch" },
+      { code: "profile_model_missing", file: join(dir, "a.yaml"), line: 2, field: "model.profile_id" },
+      { code: "profile_web_tool_omitted", file: join(dir, "b.yaml"), line: 2, field: "tools.web_search" },
+      { code: "config_key_ignored", file: join(dir, "c.yaml"), line: 2, field: "tools.web_fetch" },
     ]);
     expect(c.profiles.find((p) => p.name === "B")?.tools.builtins).toEqual(["web_fetch"]);
   });

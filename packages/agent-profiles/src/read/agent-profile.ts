@@ -47,6 +47,8 @@ export interface AgentFileRead {
   /** What a canonical rewrite writes (without `id`), or null when the profile is skipped. */
   canonical: { accepted: Record<string, unknown>; kept: Kept[] } | null;
   problems: ConfigProblem[];
+  /** The line of a field in the file (for problems found later, when loading), when the file was YAML. */
+  lineOf?: (field: string) => number | null;
 }
 
 /** Sections an `acp` section resets, in the reference's order. */
@@ -141,7 +143,8 @@ export function readAgentProfile(text: string, file: string | null): AgentFileRe
   });
 
   const id = typeof accepted["id"] === "string" ? accepted["id"].trim() : null;
-  if (sink.failed) return { name, id, settings: null, canonical: null, problems: sink.problems };
+  if (sink.failed)
+    return { name, id, settings: null, canonical: null, problems: sink.problems, lineOf: source.lineOf };
   const result = AgentProfileFileSchema.safeParse(accepted);
   if (!result.success) {
     // Every field passed its own check, so this is a bug in the reader's table, not in the file.
@@ -154,7 +157,14 @@ export function readAgentProfile(text: string, file: string | null): AgentFileRe
   }
   const settings = result.data;
   if (isAcp) settings.sub_agent_only = true;
-  return { name, id, settings, canonical: { accepted, kept: r.kept }, problems: sink.problems };
+  return {
+    name,
+    id,
+    settings,
+    canonical: { accepted, kept: r.kept },
+    problems: sink.problems,
+    lineOf: source.lineOf,
+  };
 }
 
 function readName(r: Reader, value: unknown, field: string): unknown {

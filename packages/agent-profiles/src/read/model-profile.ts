@@ -14,6 +14,8 @@ export interface ModelFileRead {
   /** The profile with `id` filled in from the file name, or null when the file is skipped. */
   settings: (ModelProfileSettings & { id: string }) | null;
   problems: ConfigProblem[];
+  /** The line of a field in the file, when the file was YAML. */
+  lineOf?: (field: string) => number | null;
 }
 
 const INTEGER_FIELDS = ["max_context_tokens", "max_output_tokens", "http_max_retries"];
@@ -132,7 +134,7 @@ export function readModelProfile(text: string, file: string | null, fileStem: st
     );
     delete settings.chat_options["n"];
   }
-  return { settings, problems: sink.problems };
+  return { settings, problems: sink.problems, lineOf: source.lineOf };
 }
 
 function readJsonObject(r: Reader, value: unknown, field: string, stringValues: boolean): unknown {

@@ -10,6 +10,8 @@ export interface SettingsFileRead {
   /** The valid values, as written; an invalid value is reported and left out. */
   values: Record<string, unknown>;
   problems: ConfigProblem[];
+  /** The line of a field in the file, when the file was YAML. */
+  lineOf?: (field: string) => number | null;
 }
 
 /** The only key project settings may set (and only to a value no higher than the user's). */
@@ -50,7 +52,7 @@ export function readSettingsFile(text: string, file: string, scope: SettingsScop
     invalid: "warning",
     rules: rulesFor(""),
   });
-  return { values, problems: sink.problems };
+  return { values, problems: sink.problems, lineOf: parsed.source.lineOf };
 }
 
 function rulesFor(field: string): Record<string, FieldRule> {
