@@ -4,7 +4,7 @@ import { BUILTIN_AGENTS } from "./builtins";
 import { listProfileFiles, readConfigFile, sha256 } from "./files";
 import { matchModel, matchProfile } from "./match";
 import { type NormalizationChange, normalizeUserFiles, type UserFile } from "./normalize";
-import { type ConfigProblem, ProblemSink } from "./problems";
+import type { ConfigProblem } from "./problems";
 import { type AgentFileRead, readAgentProfile } from "./read/agent-profile";
 import { readModelProfile } from "./read/model-profile";
 import { readSettingsFile } from "./read/settings";
