@@ -121,6 +121,7 @@ export async function loadAgentConfig(options: LoadAgentConfigOptions): Promise<
     takenIds,
   });
   report.problems.push(...normalized.problems);
+  for (const l of normalized.loaded) report.lineIndex(l.path, l.read.lineOf);
   const user = normalized.loaded.map((l) =>
     toProfile(l.read.settings as AgentProfileSettings, l.id, "user", l.path, l.digest),
   );

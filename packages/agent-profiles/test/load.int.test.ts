@@ -590,3 +590,15 @@ describe("options", () => {
     await expect(loadAgentConfig(options)).rejects.toMatchObject({ code: "config_options_invalid" });
   });
 });
+
+describe("lines of problems found while loading", () => {
+  it("uses the renamed file's lines", async () => {
+    const { load, agents } = await setup({
+      home: { "agents/lower.yml": "# c\nname: code\nid: aaaaaaaaaaaa\n" },
+    });
+    const c = await load();
+    expect(brief(c.problems)).toEqual([
+      { code: "profile_name_case_conflict", file: join(agents, "code.yaml"), line: 2, field: "name" },
+    ]);
+  });
+});
