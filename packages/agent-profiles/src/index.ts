@@ -71,6 +71,7 @@ export {
   type ConfigProblemCode,
   ConfigProblemSchema,
 } from "./problems";
+export { profileNameProblem, RECOMMENDED_PROFILE_NAME } from "./profile-name";
 export { MAX_RETRY_DELAY_MS, maxTransientRetries, retryDelayMs } from "./retry";
 export {
   type AcpSettings,

@@ -221,6 +221,13 @@ describe("model profile fields and defaults (4.1)", () => {
       {},
     ],
     ["n 1 is fine", "name: a\nchat_options: {n: 1}", [], "chat_options", { n: 1 }],
+    [
+      "api_key_env is short for a {{NAME}} api_key",
+      "name: a\napi_key_env: OPENAI_KEY",
+      [],
+      "api_key",
+      "{{OPENAI_KEY}}",
+    ],
     ["an unknown provider loads", "name: a\nprovider: gemini", [], "provider", "gemini"],
     [
       "unknown key",

@@ -110,6 +110,8 @@ export function readModelProfile(text: string, file: string | null, fileStem: st
     return { settings: null, problems: sink.problems };
   }
   const settings = { ...result.data, id: result.data.id ?? fileStem };
+  // api_key_env: NAME is short for api_key: "{{NAME}}" (ours), so callers resolve one field.
+  if (settings.api_key_env !== undefined) settings.api_key = `{{${settings.api_key_env}}}`;
   if (
     settings.api_style === "responses" &&
     isProvider(settings.provider) &&
