@@ -26,6 +26,16 @@ export {
   type ToolRef,
 } from "./approval";
 export { BUILTIN_AGENTS } from "./builtins";
+export {
+  type AgentConfig,
+  type AgentProfile,
+  type ConfigLocations,
+  type LoadAgentConfigOptions,
+  launchableAsMain,
+  type ModelProfile,
+  PROFILE_SOURCES,
+  type ProfileSource,
+} from "./config";
 export { type NodeSite, selectionDiagnostic } from "./diagnostics";
 export { agentProfileJsonSchema, modelProfileJsonSchema, settingsJsonSchema } from "./json-schema";
 export {
@@ -39,17 +49,8 @@ export {
   type ModelListing,
   ModelListingSchema,
 } from "./listings";
-export {
-  type AgentConfig,
-  type AgentProfile,
-  type ConfigLocations,
-  type LoadAgentConfigOptions,
-  launchableAsMain,
-  loadAgentConfig,
-  type ModelProfile,
-  PROFILE_SOURCES,
-  type ProfileSource,
-} from "./load";
+export { loadAgentConfig } from "./load";
+export { unusableReason } from "./load-models";
 export {
   MODEL_MATCH_STEPS,
   type ModelMatch,

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { agent, model } from "../test/fixtures";
 import { BUILTIN_AGENTS } from "./builtins";
+import type { AgentConfig } from "./config";
 import {
   AgentListingSchema,
   agentModelLabel,
@@ -9,7 +10,6 @@ import {
   listModels,
   ModelListingSchema,
 } from "./listings";
-import type { AgentConfig } from "./load";
 import { resolveSettings } from "./settings";
 
 function config(partial: Partial<AgentConfig>): AgentConfig {

@@ -1,6 +1,6 @@
 import { dirname } from "node:path";
 import { z } from "zod";
-import type { AgentConfig, AgentProfile } from "./load";
+import type { AgentConfig, AgentProfile } from "./config";
 import { isProvider, PROVIDERS } from "./schema/model-profile";
 
 /** A problem as `--json` listings carry it (agent-profiles.md 5). */

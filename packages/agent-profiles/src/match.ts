@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { AgentProfile, ModelProfile } from "./load";
+import type { AgentProfile, ModelProfile } from "./config";
 
 /** Codes of a failed profile or model selection; each has a heading in docs/errors.md. */
 export const SELECTION_CODES = [

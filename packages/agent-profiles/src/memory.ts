@@ -1,6 +1,6 @@
 import { readdir, readFile, realpath, stat } from "node:fs/promises";
 import { extname, isAbsolute, join, resolve } from "node:path";
-import type { AgentProfile } from "./load";
+import type { AgentProfile } from "./config";
 import { isInside } from "./paths";
 import { type ConfigProblem, ProblemSink } from "./problems";
 

@@ -1,4 +1,4 @@
-import type { AgentConfig, AgentProfile, ModelProfile } from "./load";
+import type { AgentConfig, AgentProfile, ModelProfile } from "./config";
 import { matchModel, type SelectionFailure } from "./match";
 import { describeSetting } from "./settings";
 

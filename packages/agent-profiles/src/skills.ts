@@ -1,7 +1,7 @@
 import { readdir, readFile } from "node:fs/promises";
 import { extname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { parse } from "yaml";
-import type { AgentProfile } from "./load";
+import type { AgentProfile } from "./config";
 import { isInside } from "./paths";
 import { type ConfigProblem, ProblemSink } from "./problems";
 import { SKILL_NAME } from "./schema/agent-profile";

@@ -1,4 +1,4 @@
-import type { AgentConfig, AgentProfile } from "./load";
+import type { AgentConfig, AgentProfile } from "./config";
 
 export interface SubAgentTool {
   /** The profile called. */

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { AgentProfile } from "./load";
+import type { AgentProfile } from "./config";
 import { type DiscoverSkillsOptions, discoverSkills } from "./skills";
 
 /** One program a profile can start, as written (templates are not resolved). */

@@ -1,8 +1,8 @@
 import { mkdir, mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import type { AgentProfile, ModelProfile, ProfileSource } from "../src/load";
-import { unusableReason } from "../src/load";
+import type { AgentProfile, ModelProfile, ProfileSource } from "../src/config";
+import { unusableReason } from "../src/load-models";
 import { type AgentProfileFile, AgentProfileFileSchema } from "../src/schema/agent-profile";
 import { type ModelProfileFile, ModelProfileFileSchema } from "../src/schema/model-profile";
 

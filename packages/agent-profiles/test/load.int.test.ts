@@ -3,8 +3,9 @@ import { join } from "node:path";
 import { execa } from "execa";
 import { afterAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
+import type { LoadAgentConfigOptions } from "../src/config";
 import { sha256 } from "../src/files";
-import { type LoadAgentConfigOptions, loadAgentConfig } from "../src/load";
+import { loadAgentConfig } from "../src/load";
 import { matchProfile } from "../src/match";
 import { tempTree, writeTree } from "./fixtures";
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { at } from "../../test/fixtures";
-import { unusableReason } from "../load";
+import { unusableReason } from "../load-models";
 import { PROVIDERS } from "../schema/model-profile";
 import { readModelProfile } from "./model-profile";
 
