@@ -95,7 +95,7 @@ export { checkShellCommand, READ_ONLY_COMMANDS, type ShellCheck } from "./shell-
 export { type DiscoverSkillsOptions, discoverSkills, type Skill } from "./skills";
 export { type SubAgentTool, subAgentTools } from "./sub-agents";
 export { resolveTemplates, type TemplateResult } from "./templates";
-export { BUILTIN_TOOL_KINDS, TOOL_KINDS, type ToolKind } from "./tool-kinds";
+export { BUILTIN_TOOL_KINDS, SHELL_TOOL_NAMES, TOOL_KINDS, type ToolKind } from "./tool-kinds";
 export { type ProfileProgram, type ProfileTrust, profileTrust } from "./trust";
 export {
   effectiveWebFetch,

@@ -345,6 +345,11 @@ describe("load errors skip the profile (one row per rule)", () => {
       [err("tools.mcp[0].allowed_tools[1]")],
     ],
     [
+      "mcp listed name equal to a control tool",
+      "name: T\ntools: {mcp: [{name: s, transport: stdio, command: c, tool_name_prefix: gh, use_progressive_disclosure: true, allowed_tools: [list_mcp_tools]}]}",
+      [err("tools.mcp[0].allowed_tools[0]")],
+    ],
+    [
       "mcp full tool name over 64",
       `name: T\ntools: {mcp: [{name: s, transport: stdio, command: c, tool_name_prefix: ${"p".repeat(60)}, allowed_tools: [search]}]}`,
       [err("tools.mcp[0].allowed_tools[0]")],

@@ -1,4 +1,9 @@
-import { MAX_DISCLOSURE_PREFIX_LENGTH, MAX_TOOL_NAME_LENGTH, mcpToolName } from "../mcp-names";
+import {
+  MAX_DISCLOSURE_PREFIX_LENGTH,
+  MAX_TOOL_NAME_LENGTH,
+  mcpControlToolNames,
+  mcpToolName,
+} from "../mcp-names";
 import { describeValue } from "../problems";
 import { McpHttpServerSchema, McpStdioServerSchema } from "../schema/agent-profile";
 import { childPath } from "../yaml-source";
@@ -123,6 +128,8 @@ function checkMcpNames(
       );
   }
   const seen = new Map<string, string>();
+  // With progressive disclosure the control tools take three names of their own.
+  const controls: string[] = s.use_progressive_disclosure ? mcpControlToolNames(prefix, s.name) : [];
   for (const [key, list] of [
     ["allowed_tools", s.allowed_tools ?? []],
     ["always_load", s.always_load],
@@ -138,7 +145,13 @@ function checkMcpNames(
         );
       }
       const earlier = seen.get(full);
-      if (earlier !== undefined && earlier !== tool) {
+      if (controls.includes(full)) {
+        r.sink.error(
+          "config_field_invalid",
+          where,
+          `"${tool}" of server "${s.name}" becomes ${full}, the name of one of its on-demand loading tools; ${r.errorEffect}. Change tool_name_prefix or leave it out.`,
+        );
+      } else if (earlier !== undefined && earlier !== tool) {
         r.sink.error(
           "config_field_invalid",
           where,
