@@ -12,5 +12,7 @@ export type {
   NativeAttempt,
   NativeAttemptContext,
 } from "./attempt";
+export { type AgentExecutorOptions, type BoundAgentNode, createAgentExecutor } from "./executor";
+export { defaultRunners } from "./runners";
 export type { AgentTool, SubAgentRunner, ToolContext, ToolOutcome, Toolset, ToolsetOptions } from "./tool";
 export { type AgentTranscript, AgentTranscriptSchema } from "./transcript";

@@ -16,6 +16,8 @@ export interface EngineOptions {
   builtinDir?: string;
   /** The user ID owning workflow files may have (defaults to the process's). */
   uid?: number;
+  /** The user's home folder (`~` in profile paths, `~/.agents/skills`); defaults to the process's. */
+  homeDir?: string;
   /** Where runs are recorded (default: the file store under `<chrysHome>/sessions/`). */
   store?: RecordStore;
   /** Concurrent agent attempts per run, unless a request sets its own (default 4, as the spec says). */
@@ -30,6 +32,7 @@ export interface EngineContext {
   uid: number | null;
   /** Where Python keeps compiled files of workflows (`PYTHONPYCACHEPREFIX`). */
   pycacheDir: string;
+  homeDir: string;
 }
 
 /** The built-in workflows ship inside this package, next to `dist/`. */
@@ -55,5 +58,6 @@ export function engineContext(options: EngineOptions): EngineContext {
     builtinDir: options.builtinDir ?? defaultBuiltinDir(),
     uid: options.uid ?? process.getuid?.() ?? null,
     pycacheDir: join(chrysHome, "cache", "pycache"),
+    homeDir: options.homeDir ?? homedir(),
   };
 }

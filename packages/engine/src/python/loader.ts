@@ -67,6 +67,7 @@ export function pythonLoader(ctx: EngineContext): WorkflowLoader {
         signal: options.signal,
         workdir: options.workspace,
         loadTimeoutMs: options.loadTimeoutMs,
+        workflowDefaultModel: options.workflowDefaultModel,
         beforeLoad: async (info) => {
           refusal = await options.trustGate(await trustSubjectOf(info));
           return refusal === null;
@@ -119,6 +120,7 @@ function preparedPython(
         : { files: prepared.files.map((f) => ({ path: f.relPath, content: readFileSync(f.absPath) })) },
     loadOutput,
     diagnostics,
+    agents: prepared.agents,
     async unchanged() {
       const reread = await readTarget(prepared.target, { uid: ctx.uid });
       return reread.sourceDigest === prepared.sourceDigest;

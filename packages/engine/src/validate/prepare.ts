@@ -10,7 +10,7 @@ import {
 import { readTarget, type Target } from "@icode/workflow-discovery";
 import { type Diagnostic, diagnostic, isWorkflowError } from "@icode/workflow-errors";
 import { type Definition, validateDefinition } from "@icode/workflow-graph";
-import { checkBindings } from "../bindings";
+import { type AgentBindings, bindAgents } from "../agents/bindings";
 import type { EngineContext } from "../context";
 import { launchFor } from "./launch";
 import type { ReportBuilder } from "./pipeline";
@@ -33,6 +33,8 @@ export interface PreparedPython {
   worker: PythonWorker;
   hello: PythonWorker["hello"];
   definition: Definition;
+  /** Its agent nodes bound to this computer's profiles and models; `null` without agent nodes. */
+  agents: AgentBindings | null;
 }
 
 /** What is known once the interpreter started and before any workflow code runs (a trust gate needs it). */
@@ -60,6 +62,8 @@ export interface PrepareOptions {
   early?: EarlyWorker;
   /** The worker will only load and be closed (validation; see `StartWorkerOptions.loadOnly`). */
   loadOnly?: boolean;
+  /** The workflow's default model for the `bindings` stage (a session's saved choice), or `null`. */
+  workflowDefaultModel?: string | null;
 }
 
 /**
@@ -174,7 +178,14 @@ export async function prepareWorkflow(
     }
 
     // bindings
-    if (!report.stage("bindings", checkBindings(definition, ctx))) {
+    const agents = await bindAgents(definition, {
+      chrysHome: ctx.chrysHome,
+      cwd: options.workdir,
+      env: ctx.env,
+      homeDir: ctx.homeDir,
+      workflowDefault: options.workflowDefaultModel ?? null,
+    });
+    if (!report.stage("bindings", agents?.diagnostics ?? [])) {
       await worker.close();
       return null;
     }
@@ -189,6 +200,7 @@ export async function prepareWorkflow(
       worker,
       hello: worker.hello,
       definition,
+      agents,
     };
   } catch (error) {
     await worker.close();
