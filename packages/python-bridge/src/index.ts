@@ -63,6 +63,13 @@ export {
   type WireValue,
   WireValueSchema,
 } from "./protocol";
+export {
+  type AttemptOutput,
+  DEFAULT_MAX_LEAKED_THREADS,
+  type PythonExecutorOptions,
+  pythonExecutors,
+  SEND_BATCH,
+} from "./python-executor";
 export { sdkDigest, sdkRoot, workerScript } from "./sdk";
 export { SpawnedWorker, type SpawnWorkerOptions, spawnWorker } from "./spawn";
 export {

@@ -1,6 +1,7 @@
 import { EventEmitter } from "node:events";
 import { readFileSync } from "node:fs";
 import { dirname, sep } from "node:path";
+import { pythonExecutors } from "@icode/python-bridge";
 import { type DiscoveredWorkflow, discoverWorkflows, readTarget, targetOf } from "@icode/workflow-discovery";
 import { type Diagnostic, isWorkflowError } from "@icode/workflow-errors";
 import {
@@ -27,7 +28,6 @@ import type { EngineContext } from "../context";
 import { ReportBuilder } from "../validate/pipeline";
 import { type PreparedWorkflow, prepareWorkflow } from "../validate/prepare";
 import { systemClock } from "./clock";
-import { pythonExecutors } from "./python-executor";
 import {
   type FinishedRun,
   type RejectedRun,

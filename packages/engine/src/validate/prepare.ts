@@ -3,6 +3,7 @@ import { adoptWorker, type PythonWorker, startWorker } from "@icode/python-bridg
 import {
   checkEnvironment,
   defaultInterpreter,
+  launchFor,
   parseScriptMetadata,
   resolvePythonSetting,
   type ScriptMetadata,
@@ -12,7 +13,6 @@ import { type Diagnostic, diagnostic, isWorkflowError } from "@icode/workflow-er
 import { type Definition, validateDefinition } from "@icode/workflow-graph";
 import { checkBindings } from "../bindings";
 import type { EngineContext } from "../context";
-import { launchFor } from "./launch";
 import type { ReportBuilder } from "./pipeline";
 import { interpretersCacheDir, type PrestartedValidation } from "./prestart";
 
@@ -244,7 +244,7 @@ async function stagesBeforeEnvironment(
 
 /**
  * Starts the worker for the interpreter a workflow selected. That interpreter stays what reports and trust
- * name; only a pyenv shim is started through the binary it would run (see ./launch).
+ * name; only a pyenv shim is started through the binary it would run (`launchFor` of @icode/script-metadata).
  */
 async function startInterpreter(
   command: string,

@@ -34,7 +34,8 @@ export interface LaunchOptions {
 
 /**
  * What is kept for one shim, working folder and environment. Checked by hand (`isEntry`), not with a zod
- * schema: this module also runs in the CLI's prestart bundle, before zod is loaded (see ./prestart).
+ * schema: this module also runs in the CLI's prestart bundle, before zod is loaded (the engine's
+ * `prestartValidation`). Keep it free of zod.
  */
 interface Entry {
   version: 1;
@@ -112,7 +113,7 @@ export function launchFor(command: string, options: LaunchOptions): Promise<Laun
 /**
  * `launchFor` when it needs no probe (not a pyenv shim, or a shim kept in the cache), else `null`.
  * Synchronous (a few small reads and stats, no trip through libuv's thread pool): Python is started before
- * the engine's other work (see `startDefaultEarly` and ./prestart), and is then spawned before that work's
+ * the engine's other work (the engine's `startDefaultEarly` and `prestartValidation`), and is then spawned before that work's
  * first I/O comes back.
  */
 export function knownLaunch(command: string, options: LaunchOptions): Launch | null {

@@ -1,10 +1,3 @@
-import type {
-  CallError,
-  InvokeOptions,
-  InvokeOutcome,
-  InvokeRequest,
-  PythonWorker,
-} from "@icode/python-bridge";
 import { isWorkflowError } from "@icode/workflow-errors";
 import type {
   AttemptIO,
@@ -16,6 +9,8 @@ import type {
   NodeError,
   UntilResult,
 } from "@icode/workflow-scheduler";
+import type { CallError } from "./protocol";
+import type { InvokeOptions, InvokeOutcome, InvokeRequest, PythonWorker } from "./worker";
 
 /** What one Python attempt printed, handed to the records as a node diagnostics file. */
 export interface AttemptOutput {
