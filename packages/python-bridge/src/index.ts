@@ -15,6 +15,8 @@
  * // → { ok: true, kind: "node", value: { text: "hi", data: null }, passed: [], output: { text: "", … }, … }
  * await worker.close();
  */
+
+export type { InvokeOptions, InvokeOutcome, InvokeRequest } from "./call";
 export {
   BRIDGE_ERROR_CODES,
   type BridgeErrorCode,
@@ -74,9 +76,6 @@ export { sdkDigest, sdkRoot, workerScript } from "./sdk";
 export { SpawnedWorker, type SpawnWorkerOptions, spawnWorker } from "./spawn";
 export {
   adoptWorker,
-  type InvokeOptions,
-  type InvokeOutcome,
-  type InvokeRequest,
   type LoadResult,
   PythonWorker,
   type PythonWorkerEvents,

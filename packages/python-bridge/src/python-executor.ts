@@ -9,8 +9,9 @@ import type {
   NodeError,
   UntilResult,
 } from "@icode/workflow-scheduler";
+import type { InvokeOptions, InvokeOutcome, InvokeRequest } from "./call";
 import type { CallError } from "./protocol";
-import type { InvokeOptions, InvokeOutcome, InvokeRequest, PythonWorker } from "./worker";
+import type { PythonWorker } from "./worker";
 
 /** What one Python attempt printed, handed to the records as a node diagnostics file. */
 export interface AttemptOutput {
