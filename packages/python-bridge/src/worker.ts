@@ -1,9 +1,9 @@
 import type { ChildProcess } from "node:child_process";
-import { EventEmitter } from "node:events";
 import { resolve } from "node:path";
 import type { Readable, Writable } from "node:stream";
 import { StringDecoder } from "node:string_decoder";
 import { diagnostic, WorkflowError } from "@icode/workflow-errors";
+import { EventEmitter } from "eventemitter3";
 import type { z } from "zod";
 import { abortAsks, forwardAsk } from "./ask-bridge";
 import { BACKSTOP_GRACE_MS, Backstop, backstopMs } from "./backstop";
