@@ -1,4 +1,3 @@
-import { execFile } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import {
   type BigIntStats,
@@ -12,6 +11,7 @@ import {
 } from "node:fs";
 import { mkdir, rename, unlink, writeFile } from "node:fs/promises";
 import path from "node:path";
+import { execa } from "execa";
 
 /** How to start an interpreter: the file to spawn and its environment. */
 export interface Launch {
@@ -171,20 +171,17 @@ const SHELL_BOOKKEEPING = new Set(["_", "SHLVL", "OLDPWD"]);
 
 /** Runs the shim once with the probe, and records what it did and which files its choice read. */
 async function probe(shim: string, options: LaunchOptions): Promise<Entry | null> {
-  const stdout = await new Promise<string | null>((resolve) => {
-    execFile(
-      shim,
-      ["-S", "-c", PROBE],
-      {
-        cwd: options.cwd,
-        env: options.env,
-        timeout: options.probeTimeoutMs ?? 20_000,
-        maxBuffer: 4 * 1024 * 1024,
-        windowsHide: true,
-      },
-      (error, out) => resolve(error ? null : out),
-    );
+  const run = await execa(shim, ["-S", "-c", PROBE], {
+    cwd: options.cwd,
+    env: options.env,
+    extendEnv: false, // the caller's environment exactly: it is what the shim decides by
+    stdin: "ignore",
+    timeout: options.probeTimeoutMs ?? 20_000,
+    maxBuffer: 4 * 1024 * 1024,
+    stripFinalNewline: false,
+    reject: false, // a failed probe means "start the shim itself", not an error
   });
+  const stdout = run.failed ? null : run.stdout;
   const at = stdout?.lastIndexOf(MARKER) ?? -1;
   if (stdout == null || at < 0) return null;
   let report: { executable?: unknown; argv?: unknown; env?: unknown };

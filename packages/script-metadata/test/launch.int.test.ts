@@ -92,6 +92,21 @@ describe("starting a pyenv shim", () => {
     expect(other.runs()).toBe(3);
   });
 
+  it("probes with the caller's environment only, not this process's", async () => {
+    // A variable of this process that the caller left out would look like one the shim set (pyenv sets
+    // no such variable), and the shim would then never be bypassed.
+    const s = setup();
+    process.env.ICODE_LAUNCH_TEST_ONLY_HERE = "1";
+    try {
+      const { ICODE_LAUNCH_TEST_ONLY_HERE: _left, ...env } = s.env;
+      const launch = await launchFor(s.shim, { env, cwd: s.cwd, cacheDir: s.cacheDir });
+      expect(launch.command).toBe(join(s.root, "versions", "3.0.1", "bin", "python3"));
+      expect(launch.env.ICODE_LAUNCH_TEST_ONLY_HERE).toBeUndefined();
+    } finally {
+      delete process.env.ICODE_LAUNCH_TEST_ONLY_HERE;
+    }
+  });
+
   it("notices a .python-version file created in a parent folder", async () => {
     const s = setup();
     const inner = join(s.cwd, "a", "b");
