@@ -5,7 +5,8 @@ import { sdkRoot as defaultSdkRoot, workerScript } from "./sdk";
 
 // No zod and none of the protocol here: a program can start Python with this module alone, before it loads
 // the code that talks to the worker (the CLI's `validate` does, so that Python starts while the rest of the
-// CLI is still being compiled), and hand the process to `adoptWorker` later.
+// CLI is still being compiled), and hand the process to `adoptWorker` later. For the same reason the spawn
+// is `node:child_process`, not execa: execa on this path made a cold validation ~20 ms slower (decision 0028).
 
 /** How to start a worker process; `startWorker` takes these and more. */
 export interface SpawnWorkerOptions {

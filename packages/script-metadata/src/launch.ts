@@ -11,7 +11,6 @@ import {
 } from "node:fs";
 import { mkdir, rename, unlink, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { execa } from "execa";
 
 /** How to start an interpreter: the file to spawn and its environment. */
 export interface Launch {
@@ -171,6 +170,8 @@ const SHELL_BOOKKEEPING = new Set(["_", "SHLVL", "OLDPWD"]);
 
 /** Runs the shim once with the probe, and records what it did and which files its choice read. */
 async function probe(shim: string, options: LaunchOptions): Promise<Entry | null> {
+  // Loaded on the first probe only (~85 ms to import): most starts need none (`knownLaunch`).
+  const { execa } = await import("execa");
   const run = await execa(shim, ["-S", "-c", PROBE], {
     cwd: options.cwd,
     env: options.env,

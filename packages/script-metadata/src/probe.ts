@@ -1,6 +1,5 @@
 import { realpathSync } from "node:fs";
 import { type Diagnostic, diagnostic } from "@icode/workflow-errors";
-import { execa } from "execa";
 import type { Env } from "./interpreter";
 import { type InterpreterInfo, InterpreterInfoSchema } from "./schema";
 
@@ -75,6 +74,9 @@ export async function probeInterpreter(command: string, options: ProbeOptions): 
     ],
   });
 
+  // execa is loaded when a probe runs: importing it costs ~85 ms, which a program that imports this
+  // package and never probes should not pay.
+  const { execa } = await import("execa");
   const run = await execa(command, ["-E", "-s", "-S", "-c", PROBE], {
     env: { ...options.env },
     extendEnv: false, // exactly the workflow's environment, not this process's on top

@@ -95,11 +95,10 @@ describe("starting a pyenv shim", () => {
   it("probes with the caller's environment only, not this process's", async () => {
     // A variable of this process that the caller left out would look like one the shim set (pyenv sets
     // no such variable), and the shim would then never be bypassed.
-    const s = setup();
+    const s = setup(); // s.env is a copy of this process's environment made before the variable is set
     process.env.ICODE_LAUNCH_TEST_ONLY_HERE = "1";
     try {
-      const { ICODE_LAUNCH_TEST_ONLY_HERE: _left, ...env } = s.env;
-      const launch = await launchFor(s.shim, { env, cwd: s.cwd, cacheDir: s.cacheDir });
+      const launch = await s.launch();
       expect(launch.command).toBe(join(s.root, "versions", "3.0.1", "bin", "python3"));
       expect(launch.env.ICODE_LAUNCH_TEST_ONLY_HERE).toBeUndefined();
     } finally {

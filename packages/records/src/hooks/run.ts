@@ -1,5 +1,4 @@
 import { isWorkflowError } from "@icode/workflow-errors";
-import { execa } from "execa";
 import { loadHooksConfig } from "./config";
 import type { Hook, HookEvent, HookFields, HookPayload, HookWarning } from "./schema";
 
@@ -97,6 +96,9 @@ async function runOne(
   const [file, args] = Array.isArray(hook.command)
     ? [hook.command[0]!, hook.command.slice(1)]
     : [hook.command, []];
+  // Loaded with the first hook that runs: importing it costs ~85 ms, which a run without hooks should
+  // not pay.
+  const { execa } = await import("execa");
   const start = () =>
     execa(file, args, {
       cwd,
