@@ -131,6 +131,8 @@ export class PythonWorker extends EventEmitter<PythonWorkerEvents> {
   private readonly child: ChildProcess;
   private readonly python: string;
   private readonly writer: CorkedWriter;
+  /** The worker's stdout, stderr and protocol pipes. */
+  private readonly pipes: readonly (Readable | Writable)[];
   private readonly splitter = new LineSplitter(LIMITS.messageBytes);
   /** Large strings this worker and the engine hold in common (values cross the pipe once). */
   private readonly strings = new SharedStrings();
@@ -169,6 +171,7 @@ export class PythonWorker extends EventEmitter<PythonWorkerEvents> {
       this.resolveExited = done;
     });
     const stdio = child.stdio as unknown as [null, Readable, Readable, Writable, Readable];
+    this.pipes = [stdio[1], stdio[2], stdio[3], stdio[4]];
     this.writer = new CorkedWriter(stdio[3]);
     this.watchNative(stdio[1], "stdout");
     this.watchNative(stdio[2], "stderr");
@@ -691,6 +694,9 @@ export class PythonWorker extends EventEmitter<PythonWorkerEvents> {
     }
     this.backstop.stop();
     this.signals.stop();
+    // A process the workflow started in the background inherited fd 1 and 2 and may hold them open for as
+    // long as it runs: keep reading them, but do not let them keep this process alive (docs/protocol.md).
+    for (const pipe of this.pipes) (pipe as { unref?: () => void }).unref?.();
     this.resolveExited(exit);
     this.emit("exit", exit);
   }
