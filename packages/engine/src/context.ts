@@ -1,6 +1,7 @@
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import type { WorkerWarning } from "@icode/python-bridge";
 import { configDir } from "@icode/workflow-discovery";
 
 /** Everything the engine takes from its host process, passed in once: a library never reads globals. */
@@ -15,6 +16,11 @@ export interface EngineOptions {
   builtinDir?: string;
   /** The user ID owning workflow files may have (defaults to the process's). */
   uid?: number;
+  /**
+   * Told what the engine recovered from on its own and a person should hear about, such as a damaged
+   * bytecode cache that was cleared (`bytecode_cache_reset`); the CLI prints it on stderr.
+   */
+  onWarning?: (warning: WorkerWarning) => void;
 }
 
 export interface EngineContext {
@@ -25,6 +31,7 @@ export interface EngineContext {
   uid: number | null;
   /** Where Python keeps compiled files of workflows (`PYTHONPYCACHEPREFIX`). */
   pycacheDir: string;
+  onWarning: ((warning: WorkerWarning) => void) | undefined;
 }
 
 /** The built-in workflows ship inside this package, next to `dist/`. */
@@ -41,5 +48,6 @@ export function engineContext(options: EngineOptions): EngineContext {
     builtinDir: options.builtinDir ?? defaultBuiltinDir(),
     uid: options.uid ?? process.getuid?.() ?? null,
     pycacheDir: join(chrysHome, "cache", "pycache"),
+    onWarning: options.onWarning,
   };
 }

@@ -12,6 +12,7 @@
  * await engine.close();
  */
 
+export type { WorkerWarning } from "@icode/python-bridge";
 export type { Diagnostic } from "@icode/workflow-errors";
 export type { EngineEvent, RunOutcome } from "@icode/workflow-scheduler";
 export type { EngineOptions } from "./context";

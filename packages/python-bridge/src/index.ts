@@ -19,11 +19,16 @@
 export type { InvokeOptions, InvokeOutcome, InvokeRequest } from "./call";
 export {
   BRIDGE_ERROR_CODES,
+  BRIDGE_WARNING_CODES,
   type BridgeErrorCode,
   BridgeErrorCodeSchema,
+  type BridgeWarningCode,
+  BridgeWarningCodeSchema,
   LOAD_CODES,
   type LoadCode,
   LoadCodeSchema,
+  type WorkerWarning,
+  WorkerWarningSchema,
 } from "./codes";
 export {
   type Answer,
@@ -75,6 +80,7 @@ export {
 export { sdkDigest, sdkRoot, workerScript } from "./sdk";
 export { SpawnedWorker, type SpawnWorkerOptions, spawnWorker } from "./spawn";
 export {
+  type AdoptWorkerOptions,
   adoptWorker,
   type LoadResult,
   PythonWorker,

@@ -45,6 +45,8 @@ export class SpawnedWorker {
     readonly python: string,
     /** The options it was spawned with, `cwd` and `cacheDir` as absolute paths. */
     readonly options: Readonly<Required<Pick<SpawnWorkerOptions, "cwd" | "cacheDir" | "loadOnly">>>,
+    /** @internal what `spawnWorker` was given, to spawn it again (see `adoptWorker`). */
+    readonly spawnOptions: Readonly<SpawnWorkerOptions>,
   ) {
     // Without a listener an `error` event (such as ENOENT, emitted on the next tick) would be thrown.
     child.on("error", (error) => {
@@ -107,7 +109,12 @@ export function spawnWorker(options: SpawnWorkerOptions): SpawnedWorker {
       { cause: error },
     );
   }
-  return new SpawnedWorker(child, options.python, { cwd: resolve(options.cwd), cacheDir, loadOnly });
+  return new SpawnedWorker(
+    child,
+    options.python,
+    { cwd: resolve(options.cwd), cacheDir, loadOnly },
+    { ...options },
+  );
 }
 
 /** The streams the worker writes to: stdout, stderr and its messages (file descriptor 4). */

@@ -7,6 +7,7 @@ import { EventEmitter } from "eventemitter3";
 import type { z } from "zod";
 import { abortAsks, forwardAsk } from "./ask-bridge";
 import { BACKSTOP_GRACE_MS, Backstop, backstopMs } from "./backstop";
+import { damagedBytecode, dropCompiledFiles } from "./bytecode-cache";
 import {
   type CancelCall,
   callError,
@@ -16,6 +17,7 @@ import {
   type InvokeRequest,
   PendingCall,
 } from "./call";
+import type { WorkerWarning } from "./codes";
 import { type Frame, LineSplitter } from "./framing";
 import { loadTimeoutDiagnostic, requestStackDump } from "./load-timeout";
 import { TailBuffer } from "./native";
@@ -46,7 +48,7 @@ type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K>
 /** What `load` resolves to: a `load_result` message without `type` and `id`. */
 export type LoadResult = DistributiveOmit<z.infer<typeof LoadResultMessageSchema>, "type" | "id" | "sites">;
 
-export interface StartWorkerOptions extends SpawnWorkerOptions {
+export interface StartWorkerOptions extends SpawnWorkerOptions, AdoptWorkerOptions {
   /** How long to wait for `hello` (default 30 s). */
   startTimeoutMs?: number;
 }
@@ -87,20 +89,70 @@ interface PendingLoad {
 /**
  * Starts a Python worker and resolves once it said `hello`. Rejects with `WorkflowError` code
  * `worker_failed` (carrying the stderr text) when the binary cannot be spawned, exits early, does not answer
- * within `startTimeoutMs`, speaks another protocol, or ignores `PYTHONPYCACHEPREFIX` (`-E`/`-I`).
+ * within `startTimeoutMs`, speaks another protocol, or ignores `PYTHONPYCACHEPREFIX` (`-E`/`-I`). A worker
+ * that could not start because a compiled file in `cacheDir` was damaged is started once more (see
+ * `adoptWorker`).
  */
 export function startWorker(options: StartWorkerOptions): Promise<PythonWorker> {
-  return adoptWorker(spawnWorker(options), options.startTimeoutMs);
+  return adoptWorker(spawnWorker(options), options.startTimeoutMs, { onWarning: options.onWarning });
+}
+
+export interface AdoptWorkerOptions {
+  /** Told what the start recovered from (`bytecode_cache_reset`); the start still succeeds. */
+  onWarning?: (warning: WorkerWarning) => void;
 }
 
 /**
  * Takes over a process from `spawnWorker` (started earlier, possibly by code that loaded nothing else) and
  * resolves once it said `hello`, as `startWorker` does; its messages so far are waiting in the pipes. Rejects
  * as `startWorker` does, also when the process already ended.
+ *
+ * When Python could not start because a compiled file in the bytecode folder is damaged (`marshal data too
+ * short`: a file cut short by a full disk breaks every later start), the folder's compiled files are
+ * removed, the worker is spawned again with the same options, once, and `onWarning` is told.
  */
-export async function adoptWorker(spawned: SpawnedWorker, startTimeoutMs = 30_000): Promise<PythonWorker> {
+export async function adoptWorker(
+  spawned: SpawnedWorker,
+  startTimeoutMs = 30_000,
+  options: AdoptWorkerOptions = {},
+): Promise<PythonWorker> {
+  try {
+    return await adoptOnce(spawned, startTimeoutMs);
+  } catch (error) {
+    const damage = error instanceof StartFailure ? damagedBytecode(error.stderr) : null;
+    if (damage === null) throw error instanceof StartFailure ? error.error : error;
+    const { cacheDir } = spawned.options;
+    const removed = await dropCompiledFiles(cacheDir);
+    options.onWarning?.({
+      code: "bytecode_cache_reset",
+      message:
+        `Python could not start: a compiled file in iCode's bytecode cache ${cacheDir} is damaged (${damage}; ` +
+        `a full disk can leave one cut short). Removed the ${removed} compiled files there and started again.`,
+    });
+    try {
+      return await adoptOnce(spawnWorker(spawned.spawnOptions), startTimeoutMs);
+    } catch (again) {
+      throw again instanceof StartFailure ? again.error : again;
+    }
+  }
+}
+
+/** A start that failed, with the worker's stderr so far (to tell a damaged bytecode cache). */
+class StartFailure {
+  constructor(
+    readonly error: unknown,
+    readonly stderr: string,
+  ) {}
+}
+
+async function adoptOnce(spawned: SpawnedWorker, startTimeoutMs: number): Promise<PythonWorker> {
   const worker = new PythonWorker(spawned);
-  const hello = await worker.started(startTimeoutMs);
+  let hello: Hello;
+  try {
+    hello = await worker.started(startTimeoutMs);
+  } catch (error) {
+    throw new StartFailure(error, worker.stderr());
+  }
   const { cwd, cacheDir } = spawned.options;
   if (hello.pycache_prefix === null || resolve(cwd, hello.pycache_prefix) !== cacheDir) {
     await worker.close();

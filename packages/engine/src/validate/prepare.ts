@@ -263,6 +263,7 @@ async function startInterpreter(
     cacheDir: ctx.pycacheDir,
     env: launch.env,
     loadOnly,
+    onWarning: ctx.onWarning,
   });
 }
 
@@ -298,7 +299,9 @@ export function startDefaultEarly(
     options.loadOnly === loadOnly;
   if (!fits) prestarted?.process.discard();
   const started =
-    fits && prestarted ? adoptWorker(prestarted.process) : startInterpreter(command, ctx, workdir, loadOnly);
+    fits && prestarted
+      ? adoptWorker(prestarted.process, undefined, { onWarning: ctx.onWarning })
+      : startInterpreter(command, ctx, workdir, loadOnly);
   started.catch(() => undefined); // a failed start is reported if the worker is taken
   const discard = (): null => {
     void started.then((worker) => worker.close()).catch(() => undefined);
