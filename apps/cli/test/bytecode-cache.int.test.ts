@@ -24,6 +24,40 @@ function truncateTyping(p: Project): void {
 const WARNING =
   /^warning: Python could not start: a compiled file in iCode's bytecode cache .+ is damaged \(EOFError: marshal data too short; .+\)\. Removed the \d+ compiled files there and started again\. \[bytecode_cache_reset\]$/m;
 
+/** Reports what a node sees of the two variables, and `sys.dont_write_bytecode`. */
+const ENV_REPORT = `import os, sys
+from chrys.workflows import WorkflowBuilder, WorkflowValue
+
+
+def report(value: WorkflowValue) -> WorkflowValue:
+    keys = ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX")
+    return WorkflowValue("env", {"env": {k: os.environ.get(k) for k in keys}, "dont_write": sys.dont_write_bytecode})
+
+
+wf = WorkflowBuilder("Env report")
+n = wf.python("report", report)
+wf.start(n)
+wf.output(n)
+workflow = wf.build()
+`;
+
+describe("PYTHONDONTWRITEBYTECODE", SLOW, () => {
+  it("is removed from the worker's environment: compiled files go to the cache all the same", async () => {
+    const p = project({ ".chrys/workflows/env-report.py": ENV_REPORT });
+    const r = await icode(p, ["workflow", "run", "env-report", "--trust", "--json"], {
+      PYTHONDONTWRITEBYTECODE: "1",
+    });
+    expect(r.exitCode, r.stderr).toBe(0);
+    const cache = join(p.home, "cache", "pycache");
+    expect(parseRunJson(r).outputs[0]?.data).toEqual({
+      env: { PYTHONDONTWRITEBYTECODE: null, PYTHONPYCACHEPREFIX: cache },
+      dont_write: false,
+    });
+    const compiled = readdirSync(cache, { recursive: true, encoding: "utf8" });
+    expect(compiled.some((name) => basename(name).startsWith("env-report."))).toBe(true);
+  });
+});
+
 describe("a damaged compiled file in the bytecode cache", SLOW, () => {
   it("is dropped by `icode workflow validate`, which passes with a warning on stderr", async () => {
     const p = project({ ".chrys/workflows/echo.py": ECHO_WORKFLOW });
