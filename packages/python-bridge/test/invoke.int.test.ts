@@ -170,7 +170,7 @@ describe("node functions", () => {
   test.each([
     ["not_serializable", "value_not_serializable", /data\['s'\] is a set/],
     ["too_deep", "value_too_large", /nested 65 levels deep/],
-    ["returns_int", "value_not_serializable", /returned a int/],
+    ["returns_int", "value_not_serializable", /returned an int;/],
   ])("%s fails with %s", async (name, code, message) => {
     const worker = await loaded(workspace({ "n.py": NODES }), "n.py");
     const error = failed(await worker.invoke(node(name)));
