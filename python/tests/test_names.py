@@ -17,9 +17,9 @@ if _PYTHON_DIR not in sys.path:
 import chrys.workflows  # noqa: E402
 from chrys.workflows import NodeContext, WorkflowValue  # noqa: E402
 from chrys.workflows import _tracebacks as tb  # noqa: E402
+from chrys.workflows._asks import AskUnavailable  # noqa: E402
 from chrys.workflows._errors import ValueNotSerializable, WorkflowDefinitionError  # noqa: E402
 from chrys.workflows._names import public_name, publish_traceback, with_article  # noqa: E402
-from chrys.workflows._runtime import AskUnavailable  # noqa: E402
 from chrys.workflows._values import check_value  # noqa: E402
 
 

@@ -1,7 +1,7 @@
 """How the SDK's messages name types and exception classes: with the right article, and by public names.
 
 ``"an int"``, not ``"a int"``; ``AskUnavailable`` or ``chrys.workflows.WorkflowValue``, never a private module
-path such as ``chrys.workflows._context.AskUnavailable``, which a user could not import.
+path such as ``chrys.workflows._asks.AskUnavailable``, which a user could not import.
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ def private_names(error: BaseException) -> List[Tuple[str, str]]:
 
 def publish_traceback(text: str, error: BaseException) -> str:
     """``text`` (a formatted traceback of ``error``) with each SDK-private class name at the start of an
-    exception line (``chrys.workflows._context.AskUnavailable: …``) replaced by its public name."""
+    exception line (``chrys.workflows._asks.AskUnavailable: …``) replaced by its public name."""
     for private, public in private_names(error):
         # At a line's start, after an exception group's "| " margin, before ":" or the line's end.
         text = re.sub(r"(?m)^([ |]*)" + re.escape(private) + r"(?=:|$)", lambda m: m.group(1) + public, text)
