@@ -30,6 +30,7 @@ describe("Backstop", () => {
     calls.set(2, pendingCall(2, null)); // no limit
     calls.set(3, pendingCall(3, performance.now() + 60_000)); // not yet
     backstop.arm();
+    expect(backstop.armed).toBe(true);
     await after(250); // the 100 ms sweep has run
     expect(settled.map(([id]) => id)).toEqual([1]);
     expect(settled[0]![1]).toMatchObject({
@@ -38,7 +39,9 @@ describe("Backstop", () => {
       message: expect.stringContaining("did not answer within 1.5 s: its event loop is blocked"),
     });
     expect([...calls.keys()]).toEqual([2, 3]);
+    expect(backstop.armed).toBe(true); // call 3 still waits
     backstop.stop();
+    expect(backstop.armed).toBe(false);
   });
 
   it("adds up a node's own limit and its conditions' limit", () => {

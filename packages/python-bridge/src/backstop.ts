@@ -12,6 +12,8 @@ const BACKSTOP_SWEEP_MS = 100;
  * timer sweeps every pending call, running while some pending call has a backstop.
  */
 export class Backstop {
+  /** Whether a sweep is scheduled: read by the caller on every call, so that arming costs no call then. */
+  armed = false;
   private timer: NodeJS.Timeout | null = null;
   private stopped = false;
 
@@ -22,7 +24,9 @@ export class Backstop {
 
   /** A call with `backstopAt` is pending: make sure the sweep runs. */
   arm(): void {
-    if (this.timer === null && !this.stopped) this.timer = setTimeout(this.sweep, BACKSTOP_SWEEP_MS);
+    if (this.timer !== null || this.stopped) return;
+    this.timer = setTimeout(this.sweep, BACKSTOP_SWEEP_MS);
+    this.armed = true;
   }
 
   /** The worker is gone: no more sweeps. */
@@ -30,10 +34,12 @@ export class Backstop {
     this.stopped = true;
     if (this.timer !== null) clearTimeout(this.timer);
     this.timer = null;
+    this.armed = false;
   }
 
   private readonly sweep = (): void => {
     this.timer = null;
+    this.armed = false;
     const now = performance.now();
     let waiting = false;
     for (const call of [...this.calls.values()]) {

@@ -390,7 +390,7 @@ export class PythonWorker extends EventEmitter<PythonWorkerEvents> {
         budget ?? 0,
       );
       this.calls.set(id, call);
-      if (call.backstopAt !== null) this.backstop.arm();
+      if (call.backstopAt !== null && !this.backstop.armed) this.backstop.arm();
       if (options.signal) this.signals.add(call);
       sent = call;
       this.writer.write(data);
