@@ -7,6 +7,7 @@ import { ProgressLines } from "../render/progress";
 import { renderDiagnostic } from "../render/validate-text";
 import { loadTimeoutMs } from "../settings";
 import { UsageError } from "../usage";
+import { warnOn } from "../warnings";
 
 export const USAGE = `Usage: icode workflow run <workflow-id> [--input TEXT] [-s SESSION] [--trust] [--timeout SECONDS] [--json] [-q]
 
@@ -135,7 +136,7 @@ export const command = {
     const timeoutSeconds = parseTimeout(values.timeout);
     const json = values.json === true;
     const progress = !json && values.quiet !== true;
-    const engine = createEngine({ cwd: io.cwd, env: io.env });
+    const engine = createEngine({ cwd: io.cwd, env: io.env, onWarning: warnOn(io) });
     const workflowId = positionals[0]!;
     const loadTimeout = loadTimeoutMs(io.env);
     const run = engine.run(

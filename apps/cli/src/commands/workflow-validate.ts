@@ -7,6 +7,7 @@ import type { CliIo } from "../io";
 import { renderValidateText } from "../render/validate-text";
 import { loadTimeoutMs } from "../settings";
 import { UsageError } from "../usage";
+import { warnOn } from "../warnings";
 
 export const USAGE = `Usage: icode workflow validate <path> [--json]
 
@@ -55,7 +56,7 @@ export const command = {
     // machinery (scheduler, records, hooks) that a one-shot `validate` never uses.
     const report = await validateWorkflowFor(
       positionals[0]!,
-      { cwd: io.cwd, env: io.env },
+      { cwd: io.cwd, env: io.env, onWarning: warnOn(io) },
       {
         signal,
         ...(loadTimeout === null ? {} : { loadTimeoutMs: loadTimeout }),

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { dirname, sep } from "node:path";
-import { sdkDigest } from "@icode/python-bridge";
+import { pythonExecutors, sdkDigest } from "@icode/python-bridge";
 import {
   type DiscoveredWorkflow,
   discoverWorkflows,
@@ -11,7 +11,7 @@ import {
 } from "@icode/workflow-discovery";
 import type { EngineContext } from "../context";
 import type { FoundWorkflow, PreparedWorkflow, WorkflowLoader } from "../loader";
-import { pythonExecutors } from "../run/python-executor";
+
 import type { Refusal } from "../run/report";
 import { ReportBuilder } from "../validate/pipeline";
 import { type BeforeLoad, type PreparedPython, prepareWorkflow } from "../validate/prepare";

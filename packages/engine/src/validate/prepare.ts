@@ -3,6 +3,7 @@ import { adoptWorker, type PythonWorker, startWorker } from "@icode/python-bridg
 import {
   checkEnvironment,
   defaultInterpreter,
+  launchFor,
   parseScriptMetadata,
   resolvePythonSetting,
   type ScriptMetadata,
@@ -12,7 +13,6 @@ import { type Diagnostic, diagnostic, isWorkflowError } from "@icode/workflow-er
 import { type Definition, validateDefinition } from "@icode/workflow-graph";
 import { type AgentBindings, bindAgents } from "../agents/bindings";
 import type { EngineContext } from "../context";
-import { launchFor } from "./launch";
 import type { ReportBuilder } from "./pipeline";
 import { interpretersCacheDir, type PrestartedValidation } from "./prestart";
 
@@ -256,7 +256,7 @@ async function stagesBeforeEnvironment(
 
 /**
  * Starts the worker for the interpreter a workflow selected. That interpreter stays what reports and trust
- * name; only a pyenv shim is started through the binary it would run (see ./launch).
+ * name; only a pyenv shim is started through the binary it would run (`launchFor` of @icode/script-metadata).
  */
 async function startInterpreter(
   command: string,
@@ -275,6 +275,7 @@ async function startInterpreter(
     cacheDir: ctx.pycacheDir,
     env: launch.env,
     loadOnly,
+    onWarning: ctx.onWarning,
   });
 }
 
@@ -310,7 +311,9 @@ export function startDefaultEarly(
     options.loadOnly === loadOnly;
   if (!fits) prestarted?.process.discard();
   const started =
-    fits && prestarted ? adoptWorker(prestarted.process) : startInterpreter(command, ctx, workdir, loadOnly);
+    fits && prestarted
+      ? adoptWorker(prestarted.process, undefined, { onWarning: ctx.onWarning })
+      : startInterpreter(command, ctx, workdir, loadOnly);
   started.catch(() => undefined); // a failed start is reported if the worker is taken
   const discard = (): null => {
     void started.then((worker) => worker.close()).catch(() => undefined);

@@ -1,73 +1,15 @@
 import { execFileSync } from "node:child_process";
-import {
-  chmodSync,
-  existsSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  symlinkSync,
-  writeFileSync,
-} from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { ECHO_WORKFLOW as ECHO, tmpDir, writeTree } from "@icode/test-utils";
+import { fakePyenv, tmpDir, writeTree } from "@icode/test-utils";
 import { describe, expect, it } from "vitest";
-import { createEngine, validateWorkflowFor } from "../src/index";
-import { knownLaunch, launchFor } from "../src/validate/launch";
+import { knownLaunch, launchFor } from "../src/index";
 
 /** The real interpreter the stand-in versions link to. */
 const PYTHON = execFileSync("python3", ["-c", "import sys; print(sys.executable)"]).toString().trim();
 
-/**
- * A stand-in for pyenv: `<root>/shims/python3` hands over to `<root>/libexec/pyenv exec`, which picks a
- * version the way pyenv does (PYENV_VERSION, then the first `.python-version` from PYENV_DIR or the working
- * folder up, then `<root>/version`), exports what pyenv exports, and runs `<root>/versions/<v>/bin/python3`
- * (a link to the real interpreter). Every run of the shim is appended to `<root>/runs`.
- */
-function fakePyenv(extraExports = ""): { root: string; shim: string; runs: () => number } {
-  const root = tmpDir("icode-pyenv-");
-  for (const version of ["3.0.1", "3.0.2"]) {
-    mkdirSync(join(root, "versions", version, "bin"), { recursive: true });
-    symlinkSync(PYTHON, join(root, "versions", version, "bin", "python3"));
-  }
-  writeTree(root, {
-    version: "3.0.1\n",
-    "shims/python3": `#!/usr/bin/env bash
-set -e
-program="\${0##*/}"
-export PYENV_ROOT="${root}"
-exec "${root}/libexec/pyenv" exec "$program" "$@"
-`,
-    "libexec/pyenv": `#!/usr/bin/env bash
-set -e
-echo run >> "$PYENV_ROOT/runs"
-shift # exec
-program="$1"; shift
-: "\${PYENV_DIR:=$PWD}"
-export PYENV_DIR
-if [ -z "$PYENV_VERSION" ]; then
-  dir="$PYENV_DIR"
-  while :; do
-    if [ -f "$dir/.python-version" ]; then PYENV_VERSION="$(cat "$dir/.python-version")"; break; fi
-    [ "$dir" = "/" ] && break
-    dir="$(dirname "$dir")"
-  done
-fi
-[ -n "$PYENV_VERSION" ] || PYENV_VERSION="$(cat "$PYENV_ROOT/version")"
-export PYENV_VERSION
-export PATH="$PYENV_ROOT/versions/$PYENV_VERSION/bin:$PATH"
-${extraExports}
-exec "$PYENV_ROOT/versions/$PYENV_VERSION/bin/$program" "$@"
-`,
-  });
-  chmodSync(join(root, "shims", "python3"), 0o755);
-  chmodSync(join(root, "libexec", "pyenv"), 0o755);
-  const runs = () =>
-    existsSync(join(root, "runs")) ? readFileSync(join(root, "runs"), "utf8").length / 4 : 0;
-  return { root, shim: join(root, "shims", "python3"), runs };
-}
-
 function setup(extraExports = "") {
-  const pyenv = fakePyenv(extraExports);
+  const pyenv = fakePyenv(PYTHON, extraExports);
   const cwd = tmpDir();
   const env = { ...process.env, PYENV_VERSION: undefined, PYENV_DIR: undefined, PWD: cwd };
   const cacheDir = join(tmpDir("icode-home-"), "cache", "interpreters");
@@ -150,6 +92,20 @@ describe("starting a pyenv shim", () => {
     expect(other.runs()).toBe(3);
   });
 
+  it("probes with the caller's environment only, not this process's", async () => {
+    // A variable of this process that the caller left out would look like one the shim set (pyenv sets
+    // no such variable), and the shim would then never be bypassed.
+    const s = setup(); // s.env is a copy of this process's environment made before the variable is set
+    process.env.ICODE_LAUNCH_TEST_ONLY_HERE = "1";
+    try {
+      const launch = await s.launch();
+      expect(launch.command).toBe(join(s.root, "versions", "3.0.1", "bin", "python3"));
+      expect(launch.env.ICODE_LAUNCH_TEST_ONLY_HERE).toBeUndefined();
+    } finally {
+      delete process.env.ICODE_LAUNCH_TEST_ONLY_HERE;
+    }
+  });
+
   it("notices a .python-version file created in a parent folder", async () => {
     const s = setup();
     const inner = join(s.cwd, "a", "b");
@@ -205,33 +161,6 @@ describe("starting a pyenv shim", () => {
     await s.launch();
     expect(s.runs()).toBe(broken.length + 1); // the entry written back is used
   });
-
-  it("validates, trusts and runs through the binary the shim chose, running the shim once", async () => {
-    const s = setup();
-    writeTree(s.cwd, {
-      ".chrys/workflows/echo.py": ECHO,
-    });
-    const env = {
-      ...s.env,
-      ICODE_PYTHON: undefined,
-      PATH: `${join(s.root, "shims")}:${process.env.PATH}`,
-      CHRYS_HOME: join(s.cwd, ".home"),
-    };
-    const engine = createEngine({ cwd: s.cwd, env });
-    const real = execFileSync(PYTHON, ["-c", "import os, sys; print(os.path.realpath(sys.executable))"])
-      .toString()
-      .trim();
-    for (let i = 0; i < 2; i++) {
-      const report = await engine.validate(".chrys/workflows/echo.py");
-      expect(report.status).toBe("pass");
-      expect(report.environment).toMatchObject({ kind: "default", executable: real });
-    }
-    await engine.trust("echo");
-    const run = await engine.run({ workflowId: "echo", input: "hi" }).result;
-    expect(run).toMatchObject({ status: "finished", outcome: "completed" });
-    expect(s.runs()).toBe(1);
-    await engine.close();
-  });
 });
 
 describe("knownLaunch: the launch when no probe is needed", () => {
@@ -278,22 +207,5 @@ describe("knownLaunch: the launch when no probe is needed", () => {
     expect(knownLaunch(s.shim, { env: s.env, cwd: s.cwd, cacheDir: s.cacheDir })?.command).toBe(
       good.executable,
     );
-  });
-});
-
-describe("starting the interpreter early", () => {
-  it("drops the default interpreter started early when the workflow names its own", async () => {
-    const cwd = tmpDir();
-    // A wrapper of the user's (not a pyenv shim): started as it is, and it notes each start.
-    writeTree(cwd, {
-      "bin/py": `#!/bin/sh\necho run >> "${cwd}/runs"\nexec "${PYTHON}" "$@"\n`,
-      ".chrys/workflows/own.py": `# /// script\n# [tool.chrys]\n# python = "../../bin/py"\n# ///\n${ECHO}`,
-    });
-    chmodSync(join(cwd, "bin", "py"), 0o755);
-    const env = { ...process.env, CHRYS_HOME: join(cwd, ".home") };
-    const report = await validateWorkflowFor(".chrys/workflows/own.py", { cwd, env });
-    expect(report.status).toBe("pass");
-    expect(report.environment?.kind).toBe("user");
-    expect(readFileSync(join(cwd, "runs"), "utf8")).toBe("run\n");
   });
 });

@@ -1,7 +1,8 @@
-import type { InvokeOutcome, InvokeRequest, PythonWorker } from "@icode/python-bridge";
 import type { AttemptIO, PythonAttemptRequest } from "@icode/workflow-scheduler";
 import { describe, expect, it } from "vitest";
+import type { InvokeOutcome, InvokeRequest } from "./call";
 import { pythonExecutors, SEND_BATCH } from "./python-executor";
+import type { PythonWorker } from "./worker";
 
 /** A worker that records what is sent to it, and answers every node call with its input. */
 function recordingWorker(log: string[]) {

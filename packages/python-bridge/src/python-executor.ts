@@ -1,10 +1,3 @@
-import type {
-  CallError,
-  InvokeOptions,
-  InvokeOutcome,
-  InvokeRequest,
-  PythonWorker,
-} from "@icode/python-bridge";
 import { isWorkflowError } from "@icode/workflow-errors";
 import type {
   AttemptIO,
@@ -16,6 +9,9 @@ import type {
   NodeError,
   UntilResult,
 } from "@icode/workflow-scheduler";
+import type { InvokeOptions, InvokeOutcome, InvokeRequest } from "./call";
+import type { CallError } from "./protocol";
+import type { PythonWorker } from "./worker";
 
 /** What one Python attempt printed, handed to the records as a node diagnostics file. */
 export interface AttemptOutput {

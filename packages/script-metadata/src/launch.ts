@@ -1,4 +1,3 @@
-import { execFile } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import {
   type BigIntStats,
@@ -34,7 +33,8 @@ export interface LaunchOptions {
 
 /**
  * What is kept for one shim, working folder and environment. Checked by hand (`isEntry`), not with a zod
- * schema: this module also runs in the CLI's prestart bundle, before zod is loaded (see ./prestart).
+ * schema: this module also runs in the CLI's prestart bundle, before zod is loaded (the engine's
+ * `prestartValidation`). Keep it free of zod.
  */
 interface Entry {
   version: 1;
@@ -112,7 +112,7 @@ export function launchFor(command: string, options: LaunchOptions): Promise<Laun
 /**
  * `launchFor` when it needs no probe (not a pyenv shim, or a shim kept in the cache), else `null`.
  * Synchronous (a few small reads and stats, no trip through libuv's thread pool): Python is started before
- * the engine's other work (see `startDefaultEarly` and ./prestart), and is then spawned before that work's
+ * the engine's other work (the engine's `startDefaultEarly` and `prestartValidation`), and is then spawned before that work's
  * first I/O comes back.
  */
 export function knownLaunch(command: string, options: LaunchOptions): Launch | null {
@@ -170,20 +170,19 @@ const SHELL_BOOKKEEPING = new Set(["_", "SHLVL", "OLDPWD"]);
 
 /** Runs the shim once with the probe, and records what it did and which files its choice read. */
 async function probe(shim: string, options: LaunchOptions): Promise<Entry | null> {
-  const stdout = await new Promise<string | null>((resolve) => {
-    execFile(
-      shim,
-      ["-S", "-c", PROBE],
-      {
-        cwd: options.cwd,
-        env: options.env,
-        timeout: options.probeTimeoutMs ?? 20_000,
-        maxBuffer: 4 * 1024 * 1024,
-        windowsHide: true,
-      },
-      (error, out) => resolve(error ? null : out),
-    );
+  // Loaded on the first probe only (~85 ms to import): most starts need none (`knownLaunch`).
+  const { execa } = await import("execa");
+  const run = await execa(shim, ["-S", "-c", PROBE], {
+    cwd: options.cwd,
+    env: options.env,
+    extendEnv: false, // the caller's environment exactly: it is what the shim decides by
+    stdin: "ignore",
+    timeout: options.probeTimeoutMs ?? 20_000,
+    maxBuffer: 4 * 1024 * 1024,
+    stripFinalNewline: false,
+    reject: false, // a failed probe means "start the shim itself", not an error
   });
+  const stdout = run.failed ? null : run.stdout;
   const at = stdout?.lastIndexOf(MARKER) ?? -1;
   if (stdout == null || at < 0) return null;
   let report: { executable?: unknown; argv?: unknown; env?: unknown };
