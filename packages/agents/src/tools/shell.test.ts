@@ -63,6 +63,7 @@ describe("the shell tool", () => {
     expect(bash.target?.({ command: "ls -la" }, context)).toEqual({ type: "shell", command: "ls -la" });
     process.env["ICODE_ONLY_IN_THE_TEST_PROCESS"] = "leaked";
     const out = await bash.execute(
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell parameter expansion, not a template
       { command: 'pwd; echo "$FROM_ENGINE ${ICODE_ONLY_IN_THE_TEST_PROCESS:-not-inherited}"' },
       context,
     );

@@ -60,6 +60,6 @@ export function toolsetOptions(
   };
 }
 
-export function callContext(ws: Workspace, signal = new AbortController().signal): ToolContext {
+export function callContext(ws: Workspace, signal: AbortSignal = new AbortController().signal): ToolContext {
   return { cwd: ws.cwd, signal, toolCallId: "call-1" };
 }
