@@ -55,6 +55,18 @@ describe("buildToolset", () => {
     ).toEqual(["read_file", "view_image"]);
   });
 
+  it("does not connect a server with enabled: false", async () => {
+    const ws = workspace();
+    const off = await loadProfile(
+      ws,
+      "name: Off\ntools:\n  mcp: [{name: off, transport: stdio, command: /no/such/server, enabled: false}]\n",
+    );
+    const toolset = await buildToolset(toolsetOptions(ws, off));
+    expect(toolset.tools).toEqual([]);
+    expect(toolset.warnings).toEqual([]);
+    await toolset.close();
+  });
+
   it("gives an ACP profile no tools", async () => {
     const ws = workspace();
     const acp = await loadProfile(ws, "name: External\nacp:\n  command: some-agent\n");

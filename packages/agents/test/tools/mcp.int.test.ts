@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { DEFAULT_INSTRUCTIONS, readMcpCallLog } from "@icode/mcp-server-double";
-import { processRunning, tmpDir } from "@icode/test-utils";
+import { processRunning, tmpDir, waitUntil } from "@icode/test-utils";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { AgentTool, Toolset } from "../../src/tool";
 import { buildToolset } from "../../src/tools/build-toolset";
@@ -281,6 +281,23 @@ describe("MCP over stdio", () => {
     await toolset.close();
     expect(pids.some(processRunning)).toBe(false);
     expect(await pending).toMatchObject({ ok: false });
+  });
+
+  it("cancels a call on the server when the tool call is cancelled", async () => {
+    const ws = workspace();
+    const log = join(tmpDir(), "calls.jsonl");
+    const toolset = await build(ws, [await doubleServer("stdio", "main", { log })]);
+    const controller = new AbortController();
+    const call = find(toolset, "slow").execute({ ms: 600_000 }, callContext(ws, controller.signal));
+    // The server surely runs the slow call once a later call on the same pipe was answered.
+    await find(toolset, "echo").execute({ text: "after" }, callContext(ws));
+    controller.abort();
+    expect(await call).toEqual({
+      ok: false,
+      error: 'tools/call slow was cancelled; MCP server "main" was told to stop it',
+    });
+    expect(await waitUntil(() => readMcpCallLog(log).some((e) => e.tool === "slow"), 30_000)).toBe(true);
+    expect(readMcpCallLog(log).find((e) => e.tool === "slow")).toMatchObject({ isError: true });
   });
 
   it("warns about a server that cannot start or exits at once, naming what it wrote to stderr", async () => {

@@ -21,9 +21,15 @@ export interface McpToolGroupOptions {
   warn(code: ToolsetWarningCode, message: string): void;
 }
 
-/** A failed MCP request as a message for the model. */
-export function mcpRequestError(connection: McpConnection, what: string, error: unknown): string {
+/** A failed MCP request as a message for the model (the SDK reports a cancel like a timeout). */
+export function mcpRequestError(
+  connection: McpConnection,
+  what: string,
+  error: unknown,
+  signal: AbortSignal,
+): string {
   const server = connection.server;
+  if (signal.aborted) return `${what} was cancelled; MCP server "${server.name}" was told to stop it`;
   if ((error as { code?: unknown }).code === "REQUEST_TIMEOUT") {
     return `MCP server "${server.name}" did not answer ${what} within ${server.timeout} s (its timeout); try again or do without it`;
   }
@@ -61,7 +67,7 @@ function serverTool(connection: McpConnection, tool: Tool, name: string, vision:
           vision,
         });
       } catch (error) {
-        return toolError(mcpRequestError(connection, `tools/call ${tool.name}`, error));
+        return toolError(mcpRequestError(connection, `tools/call ${tool.name}`, error, context.signal));
       }
     },
   };
@@ -106,7 +112,7 @@ function promptTool(connection: McpConnection, prompt: Prompt, name: string): Ag
           .join("\n\n");
         return { ok: true, output: limitResult(text, server.max_tool_result_tokens, server.name) };
       } catch (error) {
-        return toolError(mcpRequestError(connection, `prompts/get ${prompt.name}`, error));
+        return toolError(mcpRequestError(connection, `prompts/get ${prompt.name}`, error, context.signal));
       }
     },
   };
