@@ -15,4 +15,13 @@ export type {
 export { type AgentExecutorOptions, type BoundAgentNode, createAgentExecutor } from "./executor";
 export { defaultRunners } from "./runners";
 export type { AgentTool, SubAgentRunner, ToolContext, ToolOutcome, Toolset, ToolsetOptions } from "./tool";
+// The native loop's tools and the MCP client (src/tools/).
+export { buildToolset, UNAVAILABLE_TOOL_KINDS } from "./tools/build-toolset";
+export {
+  TOOLSET_WARNING_CODES,
+  type ToolsetWarning,
+  type ToolsetWarningCode,
+  ToolsetWarningCodeSchema,
+  ToolsetWarningSchema,
+} from "./tools/codes";
 export { type AgentTranscript, AgentTranscriptSchema } from "./transcript";

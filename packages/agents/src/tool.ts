@@ -2,6 +2,7 @@ import type { AgentConfig, AgentProfile, ApprovalTarget, ToolKind } from "@icode
 import type { AgentActivity } from "@icode/workflow-scheduler";
 
 type ActivityToolKind = Extract<AgentActivity, { kind: "tool_call" }>["tool_kind"];
+type PlanEntry = Extract<AgentActivity, { kind: "plan" }>["entries"][number];
 
 /**
  * One tool the native agent loop offers its model: built-in (files, search, shell, todo, sleep), an MCP
@@ -33,11 +34,26 @@ export interface ToolContext {
   readonly toolCallId: string;
 }
 
-/** What a tool call gave back: text for the model, or an error message for it. */
-export type ToolOutcome = { ok: true; output: string } | { ok: false; error: string };
+/**
+ * What a tool call gave back: text for the model, or an error message for it. `todo_write` adds the list
+ * as `plan` (for a `plan` activity); `view_image` and MCP image results add `media` (base64 images, given
+ * only when the model has `vision`), for a tool result the model can look at.
+ */
+export type ToolOutcome =
+  | {
+      ok: true;
+      output: string;
+      plan?: readonly PlanEntry[];
+      media?: readonly { readonly mediaType: string; readonly data: string }[];
+    }
+  | { ok: false; error: string };
 
 /** The tools of one agent attempt, and what must be let go after it (MCP connections). */
 export interface Toolset {
+  /**
+   * The tools the model may call now. Read it before every model request: MCP servers with
+   * `use_progressive_disclosure` add and remove tools while the attempt runs (`<prefix>_load_tool`).
+   */
   readonly tools: readonly AgentTool[];
   /** Text for the instructions: MCP servers' instructions (`expose_instructions`), the skills on offer. */
   readonly instructions: readonly string[];
