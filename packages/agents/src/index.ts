@@ -4,6 +4,29 @@
  * and MCP servers, and external coding agents over the Agent Client Protocol. Profiles and models come from
  * `@icode/agent-profiles`; this package is what runs them, as the scheduler's `runAgent` executor.
  */
+
+// The ACP adapter: external coding agents over the Agent Client Protocol (src/acp/).
+export {
+  ACP_ERROR_CLASSES,
+  ACP_RETRYABLE_CLASSES,
+  ACP_WARNING_CODES,
+  type AcpErrorClass,
+  AcpErrorClassSchema,
+  type AcpWarningCode,
+  AcpWarningCodeSchema,
+} from "./acp/codes";
+export { ACP_BASE_ENV, ACP_DEPTH_ENV } from "./acp/launch";
+export { type AcpMcpServer, AcpMcpServerSchema } from "./acp/mcp-servers";
+export {
+  ACP_PRESETS,
+  type AcpPreset,
+  type AcpPresetAvailability,
+  AcpPresetSchema,
+  acpPresetProfile,
+  findAcpPresets,
+  findOnPath,
+} from "./acp/presets";
+export { type AcpRunnerOptions, createAcpAttempt, runAcpAttempt } from "./acp/run-attempt";
 export type {
   AcpAttempt,
   AcpAttemptContext,
@@ -12,5 +35,6 @@ export type {
   NativeAttempt,
   NativeAttemptContext,
 } from "./attempt";
+export { AGENT_ERROR_CLASSES, type AgentErrorClass, AgentErrorClassSchema } from "./codes";
 export type { AgentTool, SubAgentRunner, ToolContext, ToolOutcome, Toolset, ToolsetOptions } from "./tool";
 export { type AgentTranscript, AgentTranscriptSchema } from "./transcript";
