@@ -28,6 +28,7 @@ import {
   NewSessionAnswerSchema,
   PromptAnswerSchema,
   parseAnswer,
+  selfServeAuthMethod,
 } from "./wire";
 import { FileRequestError, WorkspaceFs } from "./workspace-fs";
 
@@ -381,8 +382,8 @@ class AcpRun {
 
   /** `authenticate` with the first method the agent can do by itself; methods needing a person fail. */
   private async authenticate(methods: readonly AuthMethod[], asked: string): Promise<void> {
-    const usable = methods.find((m) => m.type === undefined || m.type === "agent");
-    if (usable === undefined) {
+    const usable = selfServeAuthMethod(methods);
+    if (usable === null) {
       const offered = methods.map((m) => `${m.id}${m.type ? ` (${m.type})` : ""}`).join(", ") || "none";
       throw new AcpFailure(
         "acp_auth_required",
@@ -451,6 +452,7 @@ class AcpRun {
       await this.openSession(init.value, launch.cwd);
     } catch (error) {
       if (error instanceof Stopped && error.stop.why !== "aborted") {
+        if (error.stop.why === "closed") await Promise.race([proc.exited, delay(this.options.graceMs)]);
         throw new Unreachable(
           error.stop.why === "handshake_timeout"
             ? `the agent did not answer ${error.stop.step} within ${seconds} s (handshake_timeout_seconds)`

@@ -15,6 +15,15 @@ const AuthMethodSchema = z.looseObject({
 });
 export type AuthMethod = z.infer<typeof AuthMethodSchema>;
 
+/**
+ * The method the engine may pass to `authenticate` by itself: the first agent-type one (no `type`, or
+ * `agent`), where the agent logs in with what it already has. Terminal and environment-variable methods
+ * need a person, so with only those there is none.
+ */
+export function selfServeAuthMethod(methods: readonly AuthMethod[]): AuthMethod | null {
+  return methods.find((m) => m.type === undefined || m.type === "agent") ?? null;
+}
+
 export const InitializeAnswerSchema = z.looseObject({
   protocolVersion: z.number().int(),
   agentCapabilities: z
