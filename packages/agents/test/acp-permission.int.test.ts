@@ -153,4 +153,15 @@ describe("an ACP agent's permission requests", () => {
     expect(io.of("permission")).toMatchObject([{ decision: "cancelled" }]);
     expect(permissionOutcomes(setup.entries())).toEqual(["cancelled"]);
   });
+
+  it("do not count a person's time on the request toward idle_timeout_seconds", async () => {
+    const setup = doubleSetup(ASK_SHELL, { idle_timeout_seconds: 0.2 });
+    const { context } = await attemptContext({
+      ...setup,
+      approvalMode: "manual",
+      // Three idle limits long: the attempt would end acp_idle_timeout if this wait counted.
+      approve: () => new Promise((resolve) => setTimeout(() => resolve("allow"), 600)),
+    });
+    expect(await run(context)).toEqual({ status: "completed", value: { text: "ran it", data: null } });
+  });
 });

@@ -77,6 +77,13 @@ function isAcpFailure(error: unknown): error is AcpFailure {
   return isWorkflowError(error) && AcpErrorClassSchema.safeParse(error.code).success;
 }
 
+/** The longest delay a Node timer takes (a longer one would fire at once). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+function timerMs(seconds: number): number {
+  return Math.min(MAX_TIMER_MS, Math.max(1, Math.round(seconds * 1000)));
+}
+
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }
@@ -192,7 +199,7 @@ class AcpRun {
     const seconds = this.acp.idle_timeout_seconds;
     if (seconds <= 0) return;
     if (this.idleTimer) this.idleTimer.refresh();
-    else this.idleTimer = setTimeout(() => this.stop.abort({ why: "idle" } satisfies Stop), seconds * 1000);
+    else this.idleTimer = setTimeout(() => this.stop.abort({ why: "idle" } satisfies Stop), timerMs(seconds));
   }
 
   private armIdle(on: boolean): void {
@@ -426,7 +433,7 @@ class AcpRun {
     let step = "initialize";
     const timer = setTimeout(
       () => this.stop.abort({ why: "handshake_timeout", step } satisfies Stop),
-      seconds * 1000,
+      timerMs(seconds),
     );
     try {
       let raw: unknown;
