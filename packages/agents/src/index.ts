@@ -3,6 +3,16 @@
  * Agent nodes: the native agent loop on model providers (OpenAI-compatible and Anthropic) with its tools
  * and MCP servers, and external coding agents over the Agent Client Protocol. Profiles and models come from
  * `@icode/agent-profiles`; this package is what runs them, as the scheduler's `runAgent` executor.
+ *
+ * @example
+ * import { createAcpAttempt, findAcpPresets } from "@icode/workflow-agents";
+ * const runAcp = createAcpAttempt({ mcpServers: () => [] });
+ * const result = await runAcp({ request, io, profile, config, workspace, env, chrysHome, homeDir,
+ *   approvalMode: "bypass", transcript: (t) => store(t), modelId: null });
+ * // → { status: "completed", value: { text: "…the agent's last message…", data: null } }
+ * //   or { status: "failed", error: { class: "acp_refused", retryable: false, … } }
+ * (await findAcpPresets(process.env)).filter((p) => p.path !== null).map((p) => p.preset.name);
+ * // → e.g. ["Claude", "Gemini"]: the ACP runtimes installed on PATH
  */
 
 // The ACP adapter: external coding agents over the Agent Client Protocol (src/acp/).
