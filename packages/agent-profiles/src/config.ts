@@ -73,6 +73,8 @@ export interface LoadAgentConfigOptions {
   homeDir: string;
   /** Rename and rewrite user profile files into canonical form (default true); false changes nothing on disk. */
   normalize?: boolean;
+  /** Offer the ACP presets whose command is on the environment's `PATH` as built-in profiles (default true). */
+  acpPresets?: boolean;
   /** Choices of the command or session, which win over every other settings source. */
   explicit?: ExplicitSettings;
 }

@@ -14,6 +14,15 @@
  */
 
 export {
+  ACP_PRESETS,
+  type AcpPreset,
+  type AcpPresetAvailability,
+  AcpPresetSchema,
+  acpPresetProfile,
+  findAcpPresets,
+  findOnPath,
+} from "./acp-presets";
+export {
   type ApprovalDecision,
   type ApprovalMode,
   type ApprovalReason,

@@ -1,5 +1,6 @@
 import { basename, isAbsolute, join } from "node:path";
 import { WorkflowError } from "@icode/workflow-errors";
+import { acpPresetProfile, findAcpPresets } from "./acp-presets";
 import { BUILTIN_AGENTS } from "./builtins";
 import type {
   AgentConfig,
@@ -54,6 +55,13 @@ export async function loadAgentConfig(options: LoadAgentConfigOptions): Promise<
   const models = await loadModels(locations.models, report);
 
   const builtin: AgentProfile[] = BUILTIN_AGENTS.map((p) => toProfile(p, p.id, "builtin", null, null));
+  // The external coding agents we know how to start over ACP join the built-ins when their command is on
+  // PATH (`acp-presets.ts`); a user or project profile of the same name hides them as it hides the others.
+  if (options.acpPresets !== false) {
+    for (const { preset, path } of await findAcpPresets(options.env)) {
+      if (path !== null) builtin.push(acpPresetProfile(preset));
+    }
+  }
   const takenIds = new Set<string>(builtin.map((p) => p.id as string));
   const failed: { source: ProfileSource; file: string; read: AgentFileRead }[] = [];
 

@@ -27,15 +27,6 @@ export {
 } from "./acp/codes";
 export { ACP_BASE_ENV, ACP_DEPTH_ENV } from "./acp/launch";
 export { type AcpMcpServer, AcpMcpServerSchema } from "./acp/mcp-servers";
-export {
-  ACP_PRESETS,
-  type AcpPreset,
-  type AcpPresetAvailability,
-  AcpPresetSchema,
-  acpPresetProfile,
-  findAcpPresets,
-  findOnPath,
-} from "./acp/presets";
 export { type AcpRunnerOptions, createAcpAttempt, runAcpAttempt } from "./acp/run-attempt";
 export type {
   AcpAttempt,

@@ -1,15 +1,16 @@
+import { runAcpAttempt } from "./acp/run-attempt";
 import type { AcpAttempt, NativeAttempt } from "./attempt";
 
-/** The runtimes an engine runs agent nodes on. (The native loop and the ACP adapter are wired in here.) */
+/** The runtimes an engine runs agent nodes on: the native loop and the ACP adapter. */
 export function defaultRunners(): { native: NativeAttempt; acp: AcpAttempt } {
-  const missing = (runtime: string) => async () => ({
-    status: "failed" as const,
+  const native: NativeAttempt = async () => ({
+    status: "failed",
     error: {
       class: "internal_error",
-      message: `the ${runtime} agent runtime is not part of this build`,
+      message: "the native agent runtime is not part of this build",
       retryable: false,
       traceback: null,
     },
   });
-  return { native: missing("native"), acp: missing("ACP") };
+  return { native, acp: runAcpAttempt };
 }

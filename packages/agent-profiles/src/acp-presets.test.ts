@@ -2,7 +2,7 @@ import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { tmpDir } from "@icode/test-utils";
 import { describe, expect, it } from "vitest";
-import { ACP_PRESETS, acpPresetProfile, findAcpPresets, findOnPath } from "./presets";
+import { ACP_PRESETS, acpPresetProfile, findAcpPresets, findOnPath } from "./acp-presets";
 
 function bin(dir: string, name: string, mode = 0o755): string {
   const file = join(dir, name);

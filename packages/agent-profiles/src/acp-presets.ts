@@ -1,8 +1,9 @@
 import { constants } from "node:fs";
 import { access, stat } from "node:fs/promises";
 import { delimiter, isAbsolute, join } from "node:path";
-import { type AgentProfile, AgentProfileFileSchema } from "@icode/agent-profiles";
 import { z } from "zod";
+import type { AgentProfile } from "./config";
+import { AgentProfileFileSchema } from "./schema/agent-profile";
 
 /**
  * An external coding agent the engine knows how to start over ACP. Presets are data: the engine offers
