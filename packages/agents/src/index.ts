@@ -12,5 +12,22 @@ export type {
   NativeAttempt,
   NativeAttemptContext,
 } from "./attempt";
+export {
+  AGENT_ERROR_CLASSES,
+  type AgentErrorClass,
+  AgentErrorClassSchema,
+  RETRYABLE_AGENT_CLASSES,
+  TRANSIENT_AGENT_CLASSES,
+} from "./codes";
+// native: the agent loop on model providers
+export { classifyModelError, type ModelFailure } from "./native/classify";
+export {
+  type AcpSubAgentRunner,
+  createNativeRunner,
+  MAX_SUB_AGENT_DEPTH,
+  type NativeRunner,
+  type NativeRunnerOptions,
+  type ToolsetBuilder,
+} from "./native/runner";
 export type { AgentTool, SubAgentRunner, ToolContext, ToolOutcome, Toolset, ToolsetOptions } from "./tool";
 export { type AgentTranscript, AgentTranscriptSchema } from "./transcript";
