@@ -66,7 +66,31 @@ export function createNativeRunner(options: NativeRunnerOptions): NativeRunner {
   const pool = new DispatcherPool();
   const sleep = options.sleep ?? abortableSleep;
 
+  // The attempt of each activation still running: the scheduler starts a retry as soon as it has aborted
+  // the attempt before (a timeout), and the retry continues only once that attempt has put its conversation down.
+  const running = new Map<string, Promise<void>>();
+
   const run: NativeAttempt = async (context) => {
+    const k = `${context.request.runId}\u0000${context.request.activationId}`;
+    const before = running.get(k);
+    let settled: () => void = () => undefined;
+    const mine = new Promise<void>((resolve) => {
+      settled = resolve;
+    });
+    running.set(k, mine);
+    try {
+      if (before !== undefined) {
+        // …but never longer than this attempt itself may run (a tool that ignores its signal).
+        await Promise.race([before, new Promise<void>((resolve) => context.io.onAbort(() => resolve()))]);
+      }
+      return await attemptOnce(context);
+    } finally {
+      settled();
+      if (running.get(k) === mine) running.delete(k);
+    }
+  };
+
+  const attemptOnce: NativeAttempt = async (context) => {
     const { request, io } = context;
     const deps: LoopDeps = {
       pool,
