@@ -15,6 +15,8 @@ export const AGENT_ERROR_CLASSES = [
   "model_overloaded",
   /** The connection failed or dropped (refused, reset, cut mid-reply); after the in-attempt retries. */
   "model_connection_failed",
+  /** The provider's TLS certificate was refused (self-signed, expired, wrong host); `verify_ssl: false` skips the check. */
+  "model_tls_failed",
   /** `http_connect_timeout` or `http_read_timeout` passed; after the in-attempt retries. */
   "model_request_timeout",
   /** A stream ended without its finish reason (`stream_requires_finish_reason`); after the in-attempt retries. */

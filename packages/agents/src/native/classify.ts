@@ -68,6 +68,12 @@ export function classifyModelError(error: unknown, aborted: boolean): ModelFailu
   // Below the HTTP status: the connection or the fetch timers (also mid-body, after a 200).
   const codes = causeCodes(error);
   if (status === null || status < 400) {
+    if (codes.some((c) => TLS_CODE.test(c)))
+      return failure(
+        "model_tls_failed",
+        `the provider's TLS certificate was refused (${message}); fix the certificate, or set verify_ssl: false in the model profile`,
+        extra,
+      );
     if (codes.some((c) => TIMEOUT_CODES.has(c)))
       return failure("model_request_timeout", `the request timed out (${message})`, extra);
     if (e?.name === "AI_APICallError" || isConnectionError(error, codes))
@@ -103,6 +109,9 @@ export function classifyModelError(error: unknown, aborted: boolean): ModelFailu
   if (status >= 500) return failure("model_server_error", message, extra);
   return failure("model_request_rejected", message, extra);
 }
+
+/** Node's codes for a refused certificate (`DEPTH_ZERO_SELF_SIGNED_CERT`, `CERT_HAS_EXPIRED`, …). */
+const TLS_CODE = /CERT|SELF_SIGNED|UNABLE_TO_VERIFY|ERR_TLS_/u;
 
 const RESPONSE_ERRORS = new Set([
   "AI_InvalidResponseDataError",

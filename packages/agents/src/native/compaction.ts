@@ -64,10 +64,10 @@ export function renderConversation(messages: readonly ModelMessage[], maxChars: 
   const lines = messages.map((m) => `[${m.role}] ${partsText(m)}`);
   const whole = lines.join("\n\n");
   if (whole.length <= maxChars) return whole;
-  const head = lines[0] ?? "";
-  const headPart = head.slice(0, Math.floor(maxChars / 4));
-  const room = Math.max(0, maxChars - headPart.length - 40);
-  return `${headPart}\n\n[… earlier part of the conversation left out …]\n\n${whole.slice(whole.length - room)}`;
+  const head = (lines[0] ?? "").slice(0, Math.floor(maxChars / 4));
+  const gap = "\n\n[… earlier part of the conversation left out …]\n\n";
+  const room = Math.max(0, maxChars - head.length - gap.length);
+  return `${head}${gap}${whole.slice(whole.length - room)}`;
 }
 
 const TOOL_RESULT_CHARS = 4000;
