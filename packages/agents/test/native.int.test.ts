@@ -668,22 +668,18 @@ describe.each(WIRES)("%s wire", (wire: TestWire) => {
 });
 
 describe("refused at attempt start", () => {
-  it("refuses api_style: responses and approval mode auto with coded errors, sending nothing", async () => {
+  it("refuses approval mode auto (no approval judge model) with a coded error, sending nothing", async () => {
     const s = await setup({
-      models: {
-        r: modelYaml(provider, "openai", "resp", { api_style: "responses" }),
-        c: modelYaml(provider, "openai", "chat"),
-      },
+      models: { c: modelYaml(provider, "openai", "chat") },
       agents: { Tester: profileYaml("Tester") },
     });
     const runner = createNativeRunner({ buildToolset: toolsetOf([]).build });
-    const responses = await attempt(runner, s, { model: "r" });
-    expect(responses.result).toMatchObject({
-      status: "failed",
-      error: { class: "model_config_unsupported", retryable: false },
-    });
     const auto = await attempt(runner, s, { model: "c", approvalMode: "auto" });
-    expect(auto.result).toMatchObject({ status: "failed", error: { class: "approval_mode_unsupported" } });
+    expect(auto.result).toMatchObject({
+      status: "failed",
+      error: { class: "approval_mode_unsupported", retryable: false },
+    });
+    expect(auto.transcripts.map((t) => t.outcome)).toEqual(["approval_mode_unsupported"]);
     expect(provider.requests).toHaveLength(0);
   });
 });

@@ -1,4 +1,5 @@
 import { createAnthropic } from "@ai-sdk/anthropic";
+import { createOpenAI } from "@ai-sdk/openai";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import { type ModelProfile, PROVIDERS, resolveTemplates } from "@icode/agent-profiles";
 import type { LanguageModel } from "ai";
@@ -8,7 +9,7 @@ import { type DispatcherPool, providerFetch, type RequestExtras } from "./http";
 /**
  * A model profile made into an AI SDK model for one request: the provider by `provider` (`openai`,
  * `deepseek-openai`, `glm-openai` through `@ai-sdk/openai-compatible`, `anthropic` through
- * `@ai-sdk/anthropic`), `base_url` or the provider's default (agent-profiles.md 4.2), `api_key`,
+ * `@ai-sdk/anthropic`; `api_style: responses` through `@ai-sdk/openai`), `base_url` or the provider's default (agent-profiles.md 4.2), `api_key`,
  * `http_headers` and `chat_options` with their `{{NAME}}` resolved now (so a changed variable applies to
  * the next request, and a missing one fails it, naming the variable).
  */
@@ -25,12 +26,6 @@ export function unsupportedSetting(model: ModelProfile): ModelFailure | null {
     return failure(
       "model_config_unsupported",
       `model profile "${model.name}" (${model.file}) has provider "${model.provider}"; expected one of ${Object.keys(PROVIDERS).join(", ")}`,
-    );
-  }
-  if (model.api_style === "responses") {
-    return failure(
-      "model_config_unsupported",
-      `model profile "${model.name}" (${model.file}) sets api_style: responses, which this engine does not support yet; use api_style: chat_completions (the provider's Chat Completions endpoint)`,
     );
   }
   return null;
@@ -80,6 +75,17 @@ export function resolveModel(
       apiKey: key.value,
     });
     return { ok: true, model: anthropic(model.model_id) };
+  }
+  if (model.api_style === "responses") {
+    // OpenAI's Responses API (`openai`, `deepseek-openai`): `@ai-sdk/openai`, the line that matches `ai` 6.
+    const responses = createOpenAI({
+      name: provider,
+      baseURL: base,
+      apiKey: key.value,
+      headers: headers.value,
+      fetch,
+    });
+    return { ok: true, model: responses.responses(model.model_id) };
   }
   const openai = createOpenAICompatible({
     name: provider,
