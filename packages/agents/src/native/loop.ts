@@ -89,6 +89,7 @@ export async function runAgentLoop(run: AgentRun, deps: LoopDeps): Promise<LoopR
   const conv = run.conversation;
   const emitted: string[] = [];
   const side = { used: 0 };
+  const warned = new Set<string>();
   const aborted = (): LoopResult => ({
     ok: false,
     failure: failure("agent_aborted", abortMessage(run.signal)),
@@ -150,6 +151,15 @@ export async function runAgentLoop(run: AgentRun, deps: LoopDeps): Promise<LoopR
       if (reply.text !== "") run.activity({ kind: "text", text: reply.text });
     }
     if (reply.text !== "") emitted.push(reply.text);
+    for (const w of reply.warnings) {
+      if (warned.has(w)) continue;
+      warned.add(w);
+      run.activity({
+        kind: "warning",
+        code: "model_warning",
+        message: `the model provider's SDK says: ${w}`,
+      });
+    }
     if (run.usage.add(reply.usage)) run.activity({ kind: "usage", usage: run.usage.total });
     if (reply.finishReason === "content-filter") {
       return {

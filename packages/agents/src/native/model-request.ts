@@ -169,7 +169,7 @@ function reply(
       })),
     finishReason: rest.finishReason,
     usage: rest.usage,
-    warnings: rest.warnings.map((w) => JSON.stringify(w)),
+    warnings: rest.warnings.map(warningText),
   };
 }
 
@@ -177,4 +177,15 @@ function describeInvalid(error: unknown): string {
   return typeof error === "object" && error !== null && typeof (error as Error).message === "string"
     ? (error as Error).message
     : "the tool call could not be read";
+}
+
+/** The SDK's call warnings (`{ type: "unsupported", feature, details }`, `{ type: "other", message }`) as text. */
+function warningText(w: unknown): string {
+  const x = (typeof w === "object" && w !== null ? w : {}) as Record<string, unknown>;
+  if (typeof x["message"] === "string") return x["message"];
+  const what = [x["feature"], x["setting"], x["tool"]].find((v) => typeof v === "string") as
+    | string
+    | undefined;
+  const details = typeof x["details"] === "string" ? `: ${x["details"]}` : "";
+  return what === undefined ? JSON.stringify(w) : `${String(x["type"] ?? "warning")} ${what}${details}`;
 }
