@@ -9,11 +9,17 @@ import { type AgentConfig, loadAgentConfig } from "@icode/agent-profiles";
 import type { ProviderDouble } from "@icode/model-provider-double";
 import { tmpDir, writeTree } from "@icode/test-utils";
 import type { AgentNode } from "@icode/workflow-graph";
-import type { AgentActivity, AgentAttemptRequest, AttemptIO, AttemptResult } from "@icode/workflow-scheduler";
+import {
+  type AgentActivity,
+  AgentActivitySchema,
+  type AgentAttemptRequest,
+  type AttemptIO,
+  type AttemptResult,
+} from "@icode/workflow-scheduler";
 import type { ApprovalCallback, NativeAttemptContext } from "../src/attempt";
 import type { NativeRunner } from "../src/native/runner";
 import type { AgentTool, Toolset, ToolsetOptions } from "../src/tool";
-import type { AgentTranscript } from "../src/transcript";
+import { type AgentTranscript, AgentTranscriptSchema } from "../src/transcript";
 
 export const WIRES = ["openai", "anthropic"] as const;
 export type TestWire = (typeof WIRES)[number];
@@ -99,6 +105,8 @@ export class RecordingIO implements AttemptIO {
     return { status: "unavailable" as const };
   }
   activity(activity: AgentActivity): void {
+    // every activity must be what the scheduler's schema (and so events.jsonl) accepts
+    AgentActivitySchema.parse(activity);
     this.activities.push(activity);
     this.onActivity?.(activity);
   }
@@ -181,7 +189,7 @@ export async function attempt(runner: NativeRunner, s: Setup, options: AttemptOp
     homeDir: s.home,
     approvalMode: options.approvalMode ?? "bypass",
     ...(options.approve === undefined ? {} : { approve: options.approve }),
-    transcript: (t) => transcripts.push(t),
+    transcript: (t) => transcripts.push(AgentTranscriptSchema.parse(t)),
   };
   const result = await runner.run(context);
   return { result, io, transcripts };

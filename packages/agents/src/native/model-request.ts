@@ -74,6 +74,7 @@ export async function sendModelRequest(request: ModelRequest): Promise<ModelRepl
 
   const errors: unknown[] = [];
   let finishReason: string | null = null;
+  let rawFinishReason: string | undefined;
   let usage: LanguageModelUsage | undefined;
   const result = streamText({ ...common, onError: () => undefined });
   try {
@@ -90,6 +91,7 @@ export async function sendModelRequest(request: ModelRequest): Promise<ModelRepl
           break;
         case "finish-step":
           finishReason = part.finishReason;
+          rawFinishReason = part.rawFinishReason;
           usage = part.usage;
           break;
         case "abort":
@@ -107,7 +109,9 @@ export async function sendModelRequest(request: ModelRequest): Promise<ModelRepl
     throw new ModelRequestError(failure("agent_aborted", "the request was aborted"));
   const fatal = errors.find((e) => (e as { message?: unknown }).message !== FINISHLESS_STREAM_MESSAGE);
   if (fatal !== undefined) throw new ModelRequestError(classifyModelError(fatal, false), fatal);
-  const finishless = errors.length > 0 || finishReason === null || finishReason === "other";
+  // No finish reason on the wire: OpenAI-compatible flags it as an error part, Anthropic leaves it unset.
+  const finishless =
+    errors.length > 0 || finishReason === null || rawFinishReason == null || rawFinishReason === "";
   if (request.requireFinishReason && finishless) {
     throw new ModelRequestError(
       failure(
