@@ -24,13 +24,14 @@ import {
 import type { Conversation, PendingCall, ToolCallRecord } from "./conversation";
 import type { DispatcherPool } from "./http";
 import { type ModelReply, type ModelRequest, ModelRequestError, sendModelRequest } from "./model-request";
-import { resolveModel } from "./provider";
+import { type ModelCache, resolveModel } from "./provider";
 import { TextCoalescer } from "./text-coalescer";
 import type { UsageMeter } from "./usage";
 
 /** What the loop needs from its runner. */
 export interface LoopDeps {
   readonly pool: DispatcherPool;
+  readonly models: ModelCache;
   /** Transient-error retries per model request (`maxTransientRetries`). */
   readonly maxRetries: number;
   /** Waits before a retry; resolves early (or rejects) when `signal` aborts. */
@@ -190,7 +191,7 @@ async function requestWithRetries(run: AgentRun, deps: LoopDeps, plan: RequestPl
   let retry = 0;
   let overflowHandled = false;
   while (true) {
-    const resolved = resolveModel(run.model, run.env, deps.pool);
+    const resolved = resolveModel(run.model, run.env, deps.pool, deps.models);
     if (!resolved.ok) return resolved;
     let f: ModelFailure;
     try {

@@ -1,5 +1,6 @@
 import {
   generateText,
+  type JSONValue,
   type LanguageModel,
   type LanguageModelUsage,
   type ModelMessage,
@@ -72,19 +73,79 @@ export async function sendModelRequest(request: ModelRequest): Promise<ModelRepl
     }
   }
 
+  // The reply is built from the stream's parts as they pass (as the SDK builds its response messages), so
+  // nothing waits on the result's promises after the stream ends.
   const errors: unknown[] = [];
   let finishReason: string | null = null;
   let rawFinishReason: string | undefined;
   let usage: LanguageModelUsage | undefined;
+  const warnings: unknown[] = [];
+  const content: StreamedPart[] = [];
+  const open = new Map<string, StreamedPart & { text: string }>();
+  const calls: SdkToolCall[] = [];
+  let text = "";
+  let reasoning = "";
   const result = streamText({ ...common, onError: () => undefined });
   try {
     for await (const part of result.fullStream) {
       switch (part.type) {
-        case "text-delta":
+        case "text-delta": {
           request.onText?.(part.text);
+          text += part.text;
+          const active = open.get(`t${part.id}`);
+          if (active === undefined)
+            content.push({ type: "text", text: part.text, providerMetadata: part.providerMetadata });
+          else {
+            active.text += part.text;
+            active.providerMetadata = part.providerMetadata ?? active.providerMetadata;
+          }
           break;
-        case "reasoning-delta":
+        }
+        case "reasoning-delta": {
           request.onThought?.(part.text);
+          reasoning += part.text;
+          const active = open.get(`r${part.id}`);
+          if (active !== undefined) {
+            active.text += part.text;
+            active.providerMetadata = part.providerMetadata ?? active.providerMetadata;
+          }
+          break;
+        }
+        case "text-start":
+        case "reasoning-start": {
+          request.onBoundary?.();
+          const started = {
+            type: part.type === "text-start" ? ("text" as const) : ("reasoning" as const),
+            text: "",
+            providerMetadata: part.providerMetadata,
+          };
+          content.push(started);
+          open.set(`${part.type === "text-start" ? "t" : "r"}${part.id}`, started);
+          break;
+        }
+        case "text-end":
+        case "reasoning-end": {
+          const key = `${part.type === "text-end" ? "t" : "r"}${part.id}`;
+          const active = open.get(key);
+          if (active !== undefined)
+            active.providerMetadata = part.providerMetadata ?? active.providerMetadata;
+          open.delete(key);
+          break;
+        }
+        case "tool-call":
+          request.onBoundary?.();
+          calls.push(part);
+          content.push({
+            type: "tool-call",
+            toolCallId: part.toolCallId,
+            toolName: part.toolName,
+            input: part.invalid === true && typeof part.input !== "object" ? {} : part.input,
+            providerExecuted: part.providerExecuted,
+            providerMetadata: part.providerMetadata,
+          });
+          break;
+        case "start-step":
+          warnings.push(...part.warnings);
           break;
         case "error":
           errors.push(part.error);
@@ -111,7 +172,7 @@ export async function sendModelRequest(request: ModelRequest): Promise<ModelRepl
   if (fatal !== undefined) throw new ModelRequestError(classifyModelError(fatal, false), fatal);
   // No finish reason on the wire: OpenAI-compatible flags it as an error part, Anthropic leaves it unset.
   const finishless =
-    errors.length > 0 || finishReason === null || rawFinishReason == null || rawFinishReason === "";
+    errors.length > 0 || finishReason === null || rawFinishReason === undefined || rawFinishReason === "";
   if (request.requireFinishReason && finishless) {
     throw new ModelRequestError(
       failure(
@@ -120,23 +181,30 @@ export async function sendModelRequest(request: ModelRequest): Promise<ModelRepl
       ),
     );
   }
-  try {
-    const [response, text, reasoning, toolCalls, warnings] = await Promise.all([
-      result.response,
-      result.text,
-      result.reasoningText,
-      result.toolCalls,
-      result.warnings,
-    ]);
-    return reply(response.messages, text, reasoning ?? "", toolCalls, {
-      finishReason: finishReason ?? "other",
-      usage,
-      warnings: warnings ?? [],
-    });
-  } catch (error) {
-    throw new ModelRequestError(classifyModelError(error, request.signal.aborted), error);
-  }
+  const assistant = content
+    .filter((p) => !(p.type === "text" && p.text === ""))
+    .map(({ providerMetadata, ...p }) =>
+      providerMetadata === undefined ? p : { ...p, providerOptions: providerMetadata },
+    );
+  const messages: ModelMessage[] =
+    assistant.length === 0 ? [] : [{ role: "assistant", content: assistant as AssistantContentPart[] }];
+  return reply(messages, text, reasoning, calls, { finishReason: finishReason ?? "other", usage, warnings });
 }
+
+type AssistantContentPart = Exclude<Extract<ModelMessage, { role: "assistant" }>["content"], string>[number];
+
+type StreamedPart =
+  | { type: "text" | "reasoning"; text: string; providerMetadata: ProviderMetadata | undefined }
+  | {
+      type: "tool-call";
+      toolCallId: string;
+      toolName: string;
+      input: unknown;
+      providerExecuted: boolean | undefined;
+      providerMetadata: ProviderMetadata | undefined;
+    };
+
+type ProviderMetadata = Record<string, Record<string, JSONValue | undefined>>;
 
 interface SdkToolCall {
   toolCallId: string;

@@ -4,7 +4,7 @@ import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import { type ModelProfile, PROVIDERS, resolveTemplates } from "@icode/agent-profiles";
 import type { LanguageModel } from "ai";
 import { failure, type ModelFailure } from "./classify";
-import { type DispatcherPool, providerFetch, type RequestExtras } from "./http";
+import { type DispatcherPool, type HttpSettings, providerFetch, type RequestExtras } from "./http";
 
 /**
  * A model profile made into an AI SDK model for one request: the provider by `provider` (`openai`,
@@ -31,10 +31,29 @@ export function unsupportedSetting(model: ModelProfile): ModelFailure | null {
   return null;
 }
 
+/**
+ * SDK models already made, by everything they were made from: making one builds the provider's response
+ * schemas, which costs more than a loopback request, so a chain of agent nodes on one profile reuses it.
+ */
+export class ModelCache {
+  readonly #models = new Map<string, LanguageModel>();
+  constructor(readonly limit = 64) {}
+
+  get(key: string, make: () => LanguageModel): LanguageModel {
+    const found = this.#models.get(key);
+    if (found !== undefined) return found;
+    const made = make();
+    if (this.#models.size >= this.limit) this.#models.delete(this.#models.keys().next().value as string);
+    this.#models.set(key, made);
+    return made;
+  }
+}
+
 export function resolveModel(
   model: ModelProfile,
   env: Readonly<Record<string, string | undefined>>,
   pool: DispatcherPool,
+  cache: ModelCache = new ModelCache(1),
 ): ResolvedModel {
   const where = `model profile "${model.name}" (${model.file})`;
   const missing = (field: string, name: string): ResolvedModel => ({
@@ -52,50 +71,68 @@ export function resolveModel(
   const options = resolveDeep(model.chat_options, env, "chat_options");
   if (!options.ok) return missing(options.field, options.missing);
   const extras = splitChatOptions(options.value);
-
   const http = {
     connectTimeoutMs: Math.ceil(model.http_connect_timeout * 1000),
     readTimeoutMs: Math.ceil(model.http_read_timeout * 1000),
     verifySsl: model.verify_ssl,
     bypassProxy: model.bypass_proxy,
   };
+  const proxyEnv = PROXY_VARIABLES.map((name) => env[name] ?? null);
+  const cacheKey = JSON.stringify([model, key.value, headers.value, extras, proxyEnv]);
+  return {
+    ok: true,
+    model: cache.get(cacheKey, () => makeModel(model, key.value, headers.value, extras, http, env, pool)),
+  };
+}
+
+/** The environment variables the dispatcher's proxy choice reads. */
+const PROXY_VARIABLES = ["HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy", "NO_PROXY", "no_proxy"];
+
+function makeModel(
+  model: ModelProfile,
+  apiKey: string,
+  headerValues: Record<string, string>,
+  extras: RequestExtras,
+  http: HttpSettings,
+  env: Readonly<Record<string, string | undefined>>,
+  pool: DispatcherPool,
+): LanguageModel {
   const fetch = providerFetch((url) => pool.get(http, env, url), extras);
   const provider = model.provider as keyof typeof PROVIDERS;
   const base = (model.base_url === "" ? PROVIDERS[provider].baseUrl : model.base_url).replace(/\/+$/u, "");
-  const apiKey = key.value === "" ? undefined : key.value;
 
   if (provider === "anthropic") {
     // The profile's base_url has no /v1 (agent-profiles.md 4.2); the SDK's baseURL includes it.
     const baseURL = /\/v1$/u.test(base) ? base : `${base}/v1`;
     const anthropic = createAnthropic({
       baseURL,
-      headers: headers.value,
+      headers: headerValues,
       fetch,
       // Always a string, so that the SDK never falls back to the process's ANTHROPIC_API_KEY.
-      apiKey: key.value,
+      apiKey,
     });
-    return { ok: true, model: anthropic(model.model_id) };
+    return anthropic(model.model_id);
   }
   if (model.api_style === "responses") {
     // OpenAI's Responses API (`openai`, `deepseek-openai`): `@ai-sdk/openai`, the line that matches `ai` 6.
     const responses = createOpenAI({
       name: provider,
       baseURL: base,
-      apiKey: key.value,
-      headers: headers.value,
+      apiKey,
+      headers: headerValues,
       fetch,
     });
-    return { ok: true, model: responses.responses(model.model_id) };
+    return responses.responses(model.model_id);
   }
   const openai = createOpenAICompatible({
     name: provider,
     baseURL: base,
-    headers: headers.value,
+    headers: headerValues,
     includeUsage: true,
     fetch,
-    ...(apiKey === undefined ? {} : { apiKey }),
+    ...(apiKey === "" ? {} : { apiKey }),
   });
-  return { ok: true, model: openai.chatModel(model.model_id) };
+  return openai.chatModel(model.model_id);
 }
 
 function headerWith(headers: Readonly<Record<string, string>>, name: string): string {

@@ -9,7 +9,7 @@ import { ConversationStore, newConversation, type ToolCallRecord } from "./conve
 import { DispatcherPool } from "./http";
 import { buildInstructions } from "./instructions";
 import { type AgentRun, abortMessage, type LoopDeps, type LoopResult, runAgentLoop } from "./loop";
-import { unsupportedSetting } from "./provider";
+import { ModelCache, unsupportedSetting } from "./provider";
 import { UsageMeter } from "./usage";
 
 /** Builds the tools of one agent (the tools stream's `buildToolset`). */
@@ -64,6 +64,7 @@ export function createNativeRunner(options: NativeRunnerOptions): NativeRunner {
   if (g.AI_SDK_LOG_WARNINGS === undefined) g.AI_SDK_LOG_WARNINGS = false;
   const store = new ConversationStore(options.maxConversations);
   const pool = new DispatcherPool();
+  const models = new ModelCache();
   const sleep = options.sleep ?? abortableSleep;
 
   // The attempt of each activation still running: the scheduler starts a retry as soon as it has aborted
@@ -94,6 +95,7 @@ export function createNativeRunner(options: NativeRunnerOptions): NativeRunner {
     const { request, io } = context;
     const deps: LoopDeps = {
       pool,
+      models,
       sleep,
       maxRetries: maxTransientRetries(context.config.settings, options.mode ?? "cli"),
     };
