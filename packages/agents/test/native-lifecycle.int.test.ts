@@ -173,3 +173,38 @@ it("answers an ACP sub-agent call with an error until an ACP runner is given, th
   expect(asked).toEqual(["Ext:look"]);
   expect(toolResults(provider.requestsFor(route)[3]!)[0]!.content).toBe("from acp");
 });
+
+it("fails every call of a sub-agent whose concurrency is 0, and reports memory problems as warnings", async () => {
+  const agents = {
+    Tester: profileYaml("Tester", [
+      "memory: {files: [missing.md]}",
+      "sub_agents: {agents: [{profile: Helper, tool_name: helper, max_concurrency: 0}]}",
+    ]),
+    Helper: profileYaml("Helper"),
+  };
+  const { s, route } = await env(agents);
+  const helper = s.config.profiles.find((p) => p.name === "Helper")!;
+  let parent: ToolsetOptions | null = null;
+  const call: AgentTool = {
+    name: "helper",
+    kind: "sub_agent",
+    description: "Helper",
+    inputSchema: { type: "object", properties: {} },
+    activityKind: "sub_agent",
+    title: () => "helper",
+    execute: (_input, context) => parent!.runSubAgent(helper, "go", context.signal),
+  };
+  const runner = createNativeRunner({
+    sleep: noWait,
+    buildToolset: async (options) => {
+      parent = options;
+      return { tools: [call], instructions: [], warnings: [], close: async () => undefined };
+    },
+  });
+  provider.script(route, [toolCalls([{ name: "helper", arguments: {} }]), text("gave up")]);
+  const { result, io } = await attempt(runner, s, { model: "m" });
+  expect(result).toMatchObject({ status: "completed", value: { text: "gave up" } });
+  expect(provider.requestsFor(route)).toHaveLength(2);
+  expect(toolResults(provider.requestsFor(route)[1]!)[0]!.content).toMatch(/sets its concurrency to 0/);
+  expect(io.of("warning").map((w) => w.code)).toEqual(["memory_unreadable"]);
+});
