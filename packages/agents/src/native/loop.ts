@@ -89,7 +89,7 @@ export async function runAgentLoop(run: AgentRun, deps: LoopDeps): Promise<LoopR
     sdkTools === undefined ? 0 : JSON.stringify(run.toolset.tools.map((t) => t.inputSchema)).length;
   const conv = run.conversation;
   const emitted: string[] = [];
-  const side = { used: 0 };
+  const side = { used: 0, gaveUp: false };
   const warned = new Set<string>();
   const aborted = (): LoopResult => ({
     ok: false,
@@ -104,10 +104,12 @@ export async function runAgentLoop(run: AgentRun, deps: LoopDeps): Promise<LoopR
     }
     if (
       run.profile.compaction.enabled &&
+      !side.gaveUp &&
       conv.messages.length > 1 &&
       wouldOverflow(estimateTokens(run.system, conv.messages, toolsChars), run.model)
     ) {
-      await compact(run, deps, side, toolsChars);
+      // One that could not be made is not tried again before each step; the provider's overflow still is.
+      side.gaveUp = !(await compact(run, deps, side, toolsChars));
       if (run.signal.aborted) return aborted();
     }
 
