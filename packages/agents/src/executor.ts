@@ -27,8 +27,8 @@ export interface AgentExecutorOptions {
     attempt: number;
     transcript: AgentTranscript;
   }) => void;
-  /** The runtimes: the native loop and the ACP adapter. */
-  readonly runners: { readonly native: NativeAttempt; readonly acp: AcpAttempt };
+  /** The runtimes: the native loop and the ACP adapter (`defaultRunners()`), closed with the executor. */
+  readonly runners: { readonly native: NativeAttempt; readonly acp: AcpAttempt; close?(): Promise<void> };
 }
 
 /**
@@ -37,8 +37,13 @@ export interface AgentExecutorOptions {
  */
 export function createAgentExecutor(options: AgentExecutorOptions): {
   runAgent(request: AgentAttemptRequest, io: AttemptIO): Promise<AttemptResult>;
+  /** Lets go of what the runtimes keep for the run (conversations for node retries, connections). */
+  close(): Promise<void>;
 } {
   return {
+    close: async () => {
+      await options.runners.close?.();
+    },
     async runAgent(request, io) {
       const bound = options.agents.get(request.node.id);
       if (bound === undefined) {

@@ -36,8 +36,24 @@ export type {
   NativeAttempt,
   NativeAttemptContext,
 } from "./attempt";
-export { AGENT_ERROR_CLASSES, type AgentErrorClass, AgentErrorClassSchema } from "./codes";
+export {
+  AGENT_ERROR_CLASSES,
+  type AgentErrorClass,
+  AgentErrorClassSchema,
+  RETRYABLE_AGENT_CLASSES,
+  TRANSIENT_AGENT_CLASSES,
+} from "./codes";
 export { type AgentExecutorOptions, type BoundAgentNode, createAgentExecutor } from "./executor";
+// native: the agent loop on model providers
+export { classifyModelError, type ModelFailure } from "./native/classify";
+export {
+  type AcpSubAgentRunner,
+  createNativeRunner,
+  MAX_SUB_AGENT_DEPTH,
+  type NativeRunner,
+  type NativeRunnerOptions,
+  type ToolsetBuilder,
+} from "./native/runner";
 export { defaultRunners } from "./runners";
 export type { AgentTool, SubAgentRunner, ToolContext, ToolOutcome, Toolset, ToolsetOptions } from "./tool";
 // The native loop's tools and the MCP client (src/tools/).

@@ -63,9 +63,21 @@ export async function executeRun(
     if (stop.refusal() !== null) return refuse(stop.refusal()!, sessionId);
     if ("code" in admission) return refuse(admission, sessionId);
     const records = await openRecords(controller, request, session, admission, env);
-    const run = await schedule(controller, request, callbacks, admission, records, env, deadline);
+    const { run, release } = await schedule(
+      controller,
+      request,
+      callbacks,
+      admission,
+      records,
+      env,
+      deadline,
+    );
     stop.running(run);
-    return await finish(controller, run, admission, records, env, begin);
+    try {
+      return await finish(controller, run, admission, records, env, begin);
+    } finally {
+      await release();
+    }
   } catch (error) {
     if (stop.refusal() !== null) return refuse(stop.refusal()!);
     if (isWorkflowError(error) && error.code === "storage_failed") {
@@ -321,8 +333,9 @@ async function schedule(
   records: OpenRecords,
   env: RunEnvironment,
   deadline: number | null,
-): Promise<WorkflowRun> {
+): Promise<{ run: WorkflowRun; release: () => Promise<void> }> {
   const { sink, recorder } = records;
+  let release = async () => {};
   const executors = admitted.prepared.executors({
     beforeSend: () => sink.storeQueued(),
     nodeDiagnostics: (record) => sink.guard(() => recorder.writeNodeDiagnostics(record)),
@@ -332,7 +345,7 @@ async function schedule(
     // Loaded only for a run that has agent nodes: the model and protocol SDKs stay out of everything else.
     const { createAgentExecutor, defaultRunners } = await import("@icode/workflow-agents");
     const { ctx } = env;
-    executors.runAgent = createAgentExecutor({
+    const agents = createAgentExecutor({
       config: bindings.config,
       agents: bindings.agents,
       workspace: admitted.workspace,
@@ -343,7 +356,9 @@ async function schedule(
       ...(callbacks.approve === undefined ? {} : { approve: callbacks.approve }),
       transcript: (record) => sink.guard(() => recorder.writeTranscript(record)),
       runners: defaultRunners(),
-    }).runAgent;
+    });
+    executors.runAgent = agents.runAgent;
+    release = () => agents.close();
   }
   let run: WorkflowRun;
   try {
@@ -368,7 +383,7 @@ async function schedule(
     throw error;
   }
   controller.scheduled(run);
-  return run;
+  return { run, release };
 }
 
 // ================================================================ 5. finish
