@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { ACP_ERROR_CLASSES } from "./acp/codes";
+import { ACP_ERROR_CLASSES, ACP_WARNING_CODES } from "./acp/codes";
+import { TOOLSET_WARNING_CODES } from "./tools/codes";
 
 /**
  * The node error classes of agent attempts (`error.class` of `attempt_failed` / `node_failed`), one block per
@@ -74,3 +75,26 @@ export const TRANSIENT_AGENT_CLASSES: ReadonlySet<AgentErrorClass> = new Set<Age
   "model_request_timeout",
   "model_stream_interrupted",
 ]);
+
+/**
+ * Codes of the native loop's `warning` activities: things the user should know that do not fail the attempt.
+ * - `model_warning`: the AI SDK warned about the request (a setting the provider ignores, …);
+ * - `compaction_budget_spent`: `phase4_side_call_token_budget` allows no more note-writing requests;
+ * - `compaction_failed`: writing the continuation note failed; the conversation goes on uncompacted;
+ * - `conversation_unavailable`: a node retry could not continue the earlier conversation (it was dropped or
+ *   the earlier attempt never finished stopping) and starts from the input.
+ */
+export const NATIVE_WARNING_CODES = [
+  "model_warning",
+  "compaction_budget_spent",
+  "compaction_failed",
+  "conversation_unavailable",
+] as const;
+
+/** Every code this package reports, by kind: what docs/errors.md must have a heading for. */
+export const AGENT_CODE_LISTS = {
+  error_classes: AGENT_ERROR_CLASSES,
+  native_warnings: NATIVE_WARNING_CODES,
+  acp_warnings: ACP_WARNING_CODES,
+  toolset_warnings: TOOLSET_WARNING_CODES,
+} as const;

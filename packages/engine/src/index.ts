@@ -27,6 +27,7 @@ export type {
   SkipOptions,
 } from "@icode/workflow-scheduler";
 export { RunInspectionSchema } from "@icode/workflow-scheduler";
+export { ERROR_CODES } from "./codes";
 export type { EngineOptions } from "./context";
 export { createEngine, type Engine } from "./engine";
 export type { RunDetails, RunLogs, RunSummary, SessionSummary } from "./history";
