@@ -93,6 +93,16 @@ describe("the bindings stage: agent nodes against this computer's profiles and m
     expect(report.diagnostics).toMatchObject([{ code: "model_unresolvable", node: "review" }]);
     expect(report.diagnostics[0]!.message).toMatch(/nope/);
   });
+
+  it("binds a model that speaks OpenAI's Responses API (api_style: responses) like any other", async () => {
+    const { engine, cwd } = project("Reviewer", "Responses", {
+      ".chrys/agents/r.yaml": "name: Reviewer\n",
+      ".home/models/bbbbbbbbbbbb.yaml": `${MODEL_FILE("bbbbbbbbbbbb", "Responses")}api_style: responses\n`,
+    });
+    const report = await engine.validate(join(cwd, ".chrys/workflows/review.py"));
+    expect(report.diagnostics).toEqual([]);
+    expect(report.status).toBe("pass");
+  });
 });
 
 describe("trust of project agent profiles that start programs", () => {

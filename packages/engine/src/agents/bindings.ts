@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { AgentConfig, AgentProfile, ModelSelection, ProfileTrust } from "@icode/agent-profiles";
-import { type Diagnostic, diagnostic } from "@icode/workflow-errors";
+import type { Diagnostic } from "@icode/workflow-errors";
 import type { AgentNode, Definition } from "@icode/workflow-graph";
 
 /** An agent node with the profile and model it will run with. */
@@ -73,18 +73,6 @@ export async function bindAgents(
     });
     if (!selection.ok) {
       diagnostics.push(profiles.selectionDiagnostic(selection, site));
-      continue;
-    }
-    if (selection.kind === "native" && selection.model.api_style === "responses") {
-      diagnostics.push(
-        diagnostic({
-          code: "model_unresolvable",
-          stage: "bindings",
-          message: `agent node '${node.id}': model profile '${selection.model.name}' uses api_style "responses", which this engine does not speak yet`,
-          hint: "use api_style: chat_completions (every OpenAI-compatible server offers it)",
-          ...site,
-        }),
-      );
       continue;
     }
     agents.set(node.id, { node, profile: found.profile, selection });
