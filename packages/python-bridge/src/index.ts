@@ -40,8 +40,6 @@ export {
   CallErrorSchema,
   type CallPhase,
   CallPhaseSchema,
-  type CapturedOutput,
-  CapturedOutputSchema,
   type Conditions,
   ConditionsSchema,
   decodeFromWorker,

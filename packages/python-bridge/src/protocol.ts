@@ -1,5 +1,5 @@
 import { DiagnosticSchema } from "@icode/workflow-errors";
-import { LARGE_STRING_CHARS } from "@icode/workflow-graph";
+import { type CapturedText, CapturedTextSchema, LARGE_STRING_CHARS } from "@icode/workflow-graph";
 import { z } from "zod";
 
 /**
@@ -55,10 +55,6 @@ export const WireSourceSchema = z.object({
   value: WireValueSchema,
 });
 export type WireSource = z.infer<typeof WireSourceSchema>;
-
-/** Captured `print()` output: the first 64 KiB (UTF-8) and whether more was written. */
-export const CapturedOutputSchema = z.object({ text: z.string(), truncated: z.boolean() });
-export type CapturedOutput = z.infer<typeof CapturedOutputSchema>;
 
 /**
  * The conditional outgoing edges of a node, as edge keys `source->target`, evaluated on its returned
@@ -228,7 +224,7 @@ export const LoadResultMessageSchema = z.discriminatedUnion("ok", [
     definition: z.unknown(),
     /** Each distinct site once: nodes and edges declared in a loop share one. */
     sites: z.array(z.unknown()),
-    output: CapturedOutputSchema,
+    output: CapturedTextSchema,
   }),
   z.object({
     type: z.literal("load_result"),
@@ -236,7 +232,7 @@ export const LoadResultMessageSchema = z.discriminatedUnion("ok", [
     ok: z.literal(false),
     diagnostics: z.array(DiagnosticSchema),
     diagnostics_truncated: z.boolean(),
-    output: CapturedOutputSchema,
+    output: CapturedTextSchema,
   }),
 ]);
 
@@ -280,7 +276,7 @@ const resultBase = {
   type: z.literal("result"),
   id: z.number().int().nonnegative(),
   /** What the call printed: the first 64 KiB (UTF-8); writes after a timeout or cancel are dropped. */
-  output: CapturedOutputSchema,
+  output: CapturedTextSchema,
   /** Threads of timed-out or cancelled calls still running in the worker (they cannot be stopped). */
   leaked_threads: z.number().int().nonnegative(),
 };
@@ -482,7 +478,7 @@ export type ResultOutcome = DistributiveOmit<ResultMessage, "type" | "id">;
  */
 export function successOutcome(raw: Record<string, unknown>): ResultOutcome | null {
   if (raw.ok !== true) return null;
-  const output = capturedOutput(raw.output);
+  const output = capturedText(raw.output);
   const leaked = raw.leaked_threads;
   if (output === null || !isCallId(leaked)) return null;
   switch (raw.kind) {
@@ -522,7 +518,7 @@ function isStrings(value: unknown): value is string[] {
   return true;
 }
 
-function capturedOutput(value: unknown): CapturedOutput | null {
+function capturedText(value: unknown): CapturedText | null {
   if (!isRecord(value) || typeof value.text !== "string" || typeof value.truncated !== "boolean") return null;
   return { text: value.text, truncated: value.truncated };
 }

@@ -3,6 +3,7 @@ import { resolve } from "node:path";
 import type { Readable, Writable } from "node:stream";
 import { StringDecoder } from "node:string_decoder";
 import { diagnostic, WorkflowError } from "@icode/workflow-errors";
+import type { CapturedText } from "@icode/workflow-graph";
 import { EventEmitter } from "eventemitter3";
 import type { z } from "zod";
 import { abortAsks, forwardAsk } from "./ask-bridge";
@@ -23,7 +24,6 @@ import { loadTimeoutDiagnostic, requestStackDump } from "./load-timeout";
 import { TailBuffer } from "./native";
 import {
   type CallPhase,
-  type CapturedOutput,
   callIdOf,
   decodeParsed,
   type FromWorkerMessage,
@@ -639,7 +639,7 @@ export class PythonWorker extends EventEmitter<PythonWorkerEvents> {
     load.resolve(result);
   }
 
-  private loadOutput(load: PendingLoad): CapturedOutput {
+  private loadOutput(load: PendingLoad): CapturedText {
     return { text: load.output, truncated: load.truncated };
   }
 

@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { mkdirSync, readdirSync } from "node:fs";
 import { join } from "node:path";
+import { CapturedTextSchema } from "@icode/workflow-graph";
 import { z } from "zod";
 import { writeJsonAtomic } from "./atomic";
 import { storageFailed } from "./codes";
@@ -11,9 +12,6 @@ import { FILES } from "./layout";
  * `until`, a join's `combine`. */
 export const DIAGNOSTIC_PHASES = ["node", "conditions", "until", "combine"] as const;
 export const DiagnosticPhaseSchema = z.enum(DIAGNOSTIC_PHASES);
-
-/** Captured `print()`/`sys.stdout`/`sys.stderr` text of one phase: the first 64 KiB, `truncated` past that. */
-export const CapturedTextSchema = z.object({ text: z.string(), truncated: z.boolean() });
 
 /**
  * One node diagnostics record: `nodes/<activation_id>.<attempt>.diagnostics.<hash8>.json` (spec "Node
