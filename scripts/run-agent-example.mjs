@@ -12,13 +12,21 @@ const root = new URL("..", import.meta.url).pathname;
 const project = join(root, "examples", "agent-review");
 const double = spawn(
   process.execPath,
-  [join(root, "internal/model-provider-double/dist/cli.js"), "--script", join(project, "provider-script.json"), "--port", "0"],
+  [
+    join(root, "internal/model-provider-double/dist/cli.js"),
+    "--script",
+    join(project, "provider-script.json"),
+    "--port",
+    "0",
+  ],
   { stdio: ["ignore", "pipe", "inherit"] },
 );
 const first = await new Promise((resolve, reject) => {
   const lines = createInterface({ input: double.stdout });
   lines.once("line", (line) => resolve(JSON.parse(line)));
-  double.once("exit", (code) => reject(new Error(`the provider double exited with ${code} before it listened`)));
+  double.once("exit", (code) =>
+    reject(new Error(`the provider double exited with ${code} before it listened`)),
+  );
 });
 const home = mkdtempSync(join(tmpdir(), "icode-agent-example-"));
 let status = 1;

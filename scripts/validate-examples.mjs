@@ -24,7 +24,8 @@ for (const entry of readdirSync(join(root, "examples"), { withFileTypes: true })
   const projectWorkflows = join(root, path, ".chrys", "workflows");
   if (entry.isDirectory() && existsSync(projectWorkflows)) {
     for (const name of readdirSync(projectWorkflows)) {
-      if (name.endsWith(".py")) targets.push({ cwd: join(root, path), target: join(".chrys", "workflows", name) });
+      if (name.endsWith(".py"))
+        targets.push({ cwd: join(root, path), target: join(".chrys", "workflows", name) });
     }
   } else if (entry.isDirectory() || entry.name.endsWith(".py")) {
     targets.push({ cwd: root, target: path });
@@ -32,11 +33,15 @@ for (const entry of readdirSync(join(root, "examples"), { withFileTypes: true })
 }
 let failed = 0;
 for (const { cwd, target } of targets) {
-  const r = spawnSync(process.execPath, [join(root, "apps/cli/dist/bin.js"), "workflow", "validate", target], {
-    cwd,
-    stdio: "inherit",
-    env: { ...process.env, CHRYS_HOME: home },
-  });
+  const r = spawnSync(
+    process.execPath,
+    [join(root, "apps/cli/dist/bin.js"), "workflow", "validate", target],
+    {
+      cwd,
+      stdio: "inherit",
+      env: { ...process.env, CHRYS_HOME: home },
+    },
+  );
   if (r.status !== 0) failed++;
 }
 rmSync(home, { recursive: true, force: true });

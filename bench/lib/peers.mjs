@@ -36,7 +36,7 @@ export function peerState(dir) {
 }
 
 /** The pnpm the repository pins (`packageManager` of the root package.json), as `pnpm@X.Y.Z`. */
-export function pinnedPnpm(repoRoot) {
+function pinnedPnpm(repoRoot) {
   const spec = readJson(join(repoRoot, "package.json"))?.packageManager;
   return typeof spec === "string" && spec.startsWith("pnpm@") ? spec.split("+")[0] : "pnpm@10.34.9";
 }

@@ -348,7 +348,7 @@ const fmt = (n) => n.toLocaleString("en-US");
  * large value (and its small baseline) through a 10-node chain, and 8 concurrent runs of a 100-node fan-out.
  * `shapes` selects which (a quick run measures fewer).
  */
-export function engineWorkloads(sizes, shapes) {
+function engineWorkloads(sizes, shapes) {
   const list = [];
   for (const n of sizes) {
     list.push({

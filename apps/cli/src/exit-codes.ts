@@ -6,4 +6,4 @@ export const EXIT = {
   timeout: 124,
   interrupted: 130,
 } as const;
-export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
+type ExitCode = (typeof EXIT)[keyof typeof EXIT];

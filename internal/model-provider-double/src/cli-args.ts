@@ -11,7 +11,7 @@ Starts the model-provider double on 127.0.0.1 and prints {"url", "openaiBaseUrl"
   --port N       the port to listen on; 0 (the default) picks a free one
 `;
 
-export const CliArgsSchema = z.object({
+const CliArgsSchema = z.object({
   help: z.boolean(),
   script: z.string().min(1).optional(),
   port: z.number().int().min(0).max(65_535),

@@ -32,7 +32,7 @@ export function canonicalProfileYaml(
 }
 
 /** True when YAML (1.2 core, or a 1.1 reader's `yes`/`on`/`0x1F`) would read the text as a non-string. */
-export function readsAsNonString(text: string): boolean {
+function readsAsNonString(text: string): boolean {
   try {
     return (
       typeof parse(text, { schema: "core" }) !== "string" ||

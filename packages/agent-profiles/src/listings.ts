@@ -11,7 +11,7 @@ export const ListingProblemSchema = z.object({
   message: z.string(),
 });
 
-export const AgentListingEntrySchema = z.object({
+const AgentListingEntrySchema = z.object({
   id: z.string(),
   name: z.string(),
   displayName: z.string(),
@@ -35,7 +35,7 @@ export const AgentListingSchema = z.object({
 });
 export type AgentListing = z.infer<typeof AgentListingSchema>;
 
-export const ModelListingEntrySchema = z.object({
+const ModelListingEntrySchema = z.object({
   id: z.string(),
   name: z.string(),
   provider: z.string(),

@@ -15,7 +15,7 @@ export const SELECTION_CODES = [
 export const SelectionCodeSchema = z.enum(SELECTION_CODES);
 export type SelectionCode = z.infer<typeof SelectionCodeSchema>;
 
-export const SelectionFailureSchema = z.object({
+const SelectionFailureSchema = z.object({
   ok: z.literal(false),
   code: SelectionCodeSchema,
   message: z.string(),
@@ -32,9 +32,9 @@ export const PROFILE_MATCH_STEPS = [
   "name_ignoring_case",
   "display_name_ignoring_case",
 ] as const;
-export type ProfileMatchStep = (typeof PROFILE_MATCH_STEPS)[number];
+type ProfileMatchStep = (typeof PROFILE_MATCH_STEPS)[number];
 export const MODEL_MATCH_STEPS = ["id", "name", "name_ignoring_case"] as const;
-export type ModelMatchStep = (typeof MODEL_MATCH_STEPS)[number];
+type ModelMatchStep = (typeof MODEL_MATCH_STEPS)[number];
 
 export type ProfileMatch = { ok: true; profile: AgentProfile; step: ProfileMatchStep } | SelectionFailure;
 export type ModelMatch = { ok: true; model: ModelProfile; step: ModelMatchStep } | SelectionFailure;

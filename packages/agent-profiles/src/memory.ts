@@ -7,9 +7,9 @@ import { type ConfigProblem, ProblemSink } from "./problems";
 /** The combined memory is capped at this many estimated tokens. */
 export const MEMORY_TOKEN_LIMIT = 35_000;
 /** A configured folder contributes at most this many files. */
-export const MEMORY_FOLDER_FILE_LIMIT = 100;
+const MEMORY_FOLDER_FILE_LIMIT = 100;
 /** Subfolder levels searched below a configured folder. */
-export const MEMORY_FOLDER_DEPTH = 2;
+const MEMORY_FOLDER_DEPTH = 2;
 const MEMORY_EXTENSIONS = [".md", ".txt"];
 
 /** Our token estimate for memory: one token per 4 characters (UTF-16 code units), rounded up. */

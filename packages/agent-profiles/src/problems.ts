@@ -35,7 +35,7 @@ export const CONFIG_PROBLEM_CODES = [
   "skill_invalid",
   "skill_root_unreadable",
 ] as const;
-export const ConfigProblemCodeSchema = z.enum(CONFIG_PROBLEM_CODES);
+const ConfigProblemCodeSchema = z.enum(CONFIG_PROBLEM_CODES);
 export type ConfigProblemCode = z.infer<typeof ConfigProblemCodeSchema>;
 
 /**

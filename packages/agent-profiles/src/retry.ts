@@ -1,7 +1,7 @@
 import type { ResolvedSettings } from "./settings";
 
 /** `llm.retry.max_transient` above this becomes this. */
-export const MAX_TRANSIENT_RETRIES = 50;
+const MAX_TRANSIENT_RETRIES = 50;
 /** Longest wait before a retry, in milliseconds (10 minutes). */
 export const MAX_RETRY_DELAY_MS = 600_000;
 

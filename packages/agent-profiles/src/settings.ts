@@ -2,8 +2,8 @@ import { z } from "zod";
 import { type ConfigProblem, ProblemSink } from "./problems";
 import { WebFetchSchema, WebSearchSchema } from "./schema/web-tools";
 
-export const SETTING_SOURCES = ["explicit", "env", "project", "user", "default"] as const;
-export const SettingSourceSchema = z.enum(SETTING_SOURCES);
+const SETTING_SOURCES = ["explicit", "env", "project", "user", "default"] as const;
+const SettingSourceSchema = z.enum(SETTING_SOURCES);
 export type SettingSource = z.infer<typeof SettingSourceSchema>;
 
 /** Where a resolved value came from: the source and the file or variable that holds it. */
@@ -12,7 +12,7 @@ function setting<T extends z.ZodType>(value: T) {
 }
 
 /** The settings of agent-profiles.md 4.3 after the five sources are merged. */
-export const ResolvedSettingsSchema = z.object({
+const ResolvedSettingsSchema = z.object({
   /** `agent.default_profile` (`CHRYS_DEFAULT_AGENT`), default `Code`: a profile selector. */
   defaultProfile: setting(z.string()),
   /** `model.profile.active` (`CHRYS_MODEL_PROFILE`): a model selector, or null when unset. */

@@ -218,7 +218,7 @@ function readSubstitution(line: string, open: number, backtick: boolean): { inne
 }
 
 /** `NAME=value` before a command sets a variable; it is not the command. */
-export function isAssignment(word: string): boolean {
+function isAssignment(word: string): boolean {
   return /^[A-Za-z_][A-Za-z0-9_]*=/u.test(word);
 }
 

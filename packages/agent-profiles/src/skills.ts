@@ -7,15 +7,15 @@ import { type ConfigProblem, ProblemSink } from "./problems";
 import { SKILL_NAME } from "./schema/agent-profile";
 import type { ResolvedSettings } from "./settings";
 
-export const SKILL_SOURCES = ["path", "config", "user_agents", "project_agents", "inline"] as const;
-export type SkillSource = (typeof SKILL_SOURCES)[number];
+const SKILL_SOURCES = ["path", "config", "user_agents", "project_agents", "inline"] as const;
+type SkillSource = (typeof SKILL_SOURCES)[number];
 
 /** Levels below a skill root searched for `SKILL.md`. */
-export const SKILL_SEARCH_DEPTH = 2;
+const SKILL_SEARCH_DEPTH = 2;
 /** Files listed as resources of one skill, at most (ours). */
-export const SKILL_RESOURCE_LIMIT = 200;
+const SKILL_RESOURCE_LIMIT = 200;
 
-export interface SkillResource {
+interface SkillResource {
   name: string;
   /** Absolute path of a file resource; null for inline resources. */
   path: string | null;

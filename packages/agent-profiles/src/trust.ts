@@ -3,7 +3,7 @@ import type { AgentProfile } from "./config";
 import { type DiscoverSkillsOptions, discoverSkills } from "./skills";
 
 /** One program a profile can start, as written (templates are not resolved). */
-export const ProfileProgramSchema = z.object({
+const ProfileProgramSchema = z.object({
   via: z.enum(["acp", "mcp", "skill_script"]),
   command: z.string(),
   args: z.array(z.string()),
@@ -13,7 +13,7 @@ export const ProfileProgramSchema = z.object({
 export type ProfileProgram = z.infer<typeof ProfileProgramSchema>;
 
 /** What a trust preview lists for a profile, and whether a run that uses it needs trust. */
-export const ProfileTrustSchema = z.object({
+const ProfileTrustSchema = z.object({
   name: z.string(),
   source: z.enum(["builtin", "user", "project"]),
   file: z.string().nullable(),

@@ -8,7 +8,7 @@ import {
 
 type WebSearchSection = z.output<typeof WebSearchSchema>;
 type WebFetchSection = z.output<typeof WebFetchSchema>;
-export type WebSearchProvider = z.output<typeof WebSearchProviderSchema>;
+type WebSearchProvider = z.output<typeof WebSearchProviderSchema>;
 
 export interface WebSearchSettings {
   mode: "auto" | "provider";
@@ -23,8 +23,8 @@ export interface WebFetchSettings {
   timeout_seconds: number;
 }
 
-export const WEB_SEARCH_DEFAULTS = { mode: "auto", num_results: 8, timeout_seconds: 30 } as const;
-export const WEB_FETCH_DEFAULTS = { mode: "on", max_tokens: 16000, timeout_seconds: 60 } as const;
+const WEB_SEARCH_DEFAULTS = { mode: "auto", num_results: 8, timeout_seconds: 30 } as const;
+const WEB_FETCH_DEFAULTS = { mode: "on", max_tokens: 16000, timeout_seconds: 60 } as const;
 
 export type WebTool<T> =
   | { ok: true; settings: T }

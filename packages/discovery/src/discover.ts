@@ -130,7 +130,7 @@ function statKind(st: Stats): Kind {
  * any type: a link or a named pipe is a candidate that fails its checks), and folders holding
  * `<name>/<name>.py` in any form; a link to such a folder is a candidate that fails its checks.
  */
-export function classifyName(location: Location, name: string, kind: () => Kind | null): Candidate | null {
+function classifyName(location: Location, name: string, kind: () => Kind | null): Candidate | null {
   if (isIgnoredName(name)) return null;
   const found = kind();
   if (found === null) return null;
@@ -159,7 +159,7 @@ export function classifyName(location: Location, name: string, kind: () => Kind 
 }
 
 /** `classifyName` for a name that may not exist, looked up with `lstat` (validate's `shadowed` check). */
-export function classifyPath(location: Location, name: string): Candidate | null {
+function classifyPath(location: Location, name: string): Candidate | null {
   return classifyName(location, name, () => {
     try {
       return statKind(lstatSync(childPath(location.dir, name)));

@@ -44,7 +44,7 @@ export interface EngineContext {
 }
 
 /** The built-in workflows ship inside this package, next to `dist/`. */
-export function defaultBuiltinDir(): string {
+function defaultBuiltinDir(): string {
   return join(dirname(fileURLToPath(import.meta.url)), "..", "builtin");
 }
 

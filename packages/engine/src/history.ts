@@ -52,7 +52,7 @@ export const RunSummarySchema = z.object({
 export type RunSummary = z.infer<typeof RunSummarySchema>;
 
 /** One failure of a run, with its traceback: what `icode runs show` prints under the node. */
-export const RunFailureSchema = z.object({
+const RunFailureSchema = z.object({
   node_id: z.string(),
   activation_id: z.string(),
   attempt: z.number().int().nullable(),

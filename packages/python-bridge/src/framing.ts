@@ -12,7 +12,7 @@ export type Frame =
   | { string: StringFrame }
   | { badString: string };
 
-export interface StringFrame {
+interface StringFrame {
   ref: number;
   text: string;
   bytes: number;

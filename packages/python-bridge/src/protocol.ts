@@ -42,7 +42,7 @@ export const LIMITS = {
 } as const;
 
 /** Any JSON value. Not re-validated value by value: it comes out of `JSON.parse`, so it is JSON. */
-export const JsonSchema = z.custom<JsonValue>(() => true);
+const JsonSchema = z.custom<JsonValue>(() => true);
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 
 /** A `WorkflowValue` on the wire. */
@@ -71,7 +71,7 @@ const positiveMs = z.number().positive().finite();
 
 // --- engine → worker ----------------------------------------------------------------------------------
 
-export const LoadMessageSchema = z.object({
+const LoadMessageSchema = z.object({
   type: z.literal("load"),
   id: z.number().int().nonnegative(),
   /** Absolute path of the entry file. */
@@ -80,7 +80,7 @@ export const LoadMessageSchema = z.object({
   package_dir: z.string().nullable(),
 });
 
-export const InvokeNodeMessageSchema = z.object({
+const InvokeNodeMessageSchema = z.object({
   type: z.literal("invoke"),
   id: z.number().int().nonnegative(),
   kind: z.literal("node"),
@@ -96,7 +96,7 @@ export const InvokeNodeMessageSchema = z.object({
 
 /** The outgoing conditions of a node whose value is already known: a loop or join node, or a manual retry
  * of a failed condition batch. Same rules and one shared limit, as after a node function. */
-export const InvokeConditionsMessageSchema = z.object({
+const InvokeConditionsMessageSchema = z.object({
   type: z.literal("invoke"),
   id: z.number().int().nonnegative(),
   kind: z.literal("conditions"),
@@ -108,7 +108,7 @@ export const InvokeConditionsMessageSchema = z.object({
   timeout_ms: positiveMs.nullable(),
 });
 
-export const InvokeUntilMessageSchema = z.object({
+const InvokeUntilMessageSchema = z.object({
   type: z.literal("invoke"),
   id: z.number().int().nonnegative(),
   kind: z.literal("until"),
@@ -119,7 +119,7 @@ export const InvokeUntilMessageSchema = z.object({
   timeout_ms: positiveMs.nullable(),
 });
 
-export const InvokeCombineMessageSchema = z.object({
+const InvokeCombineMessageSchema = z.object({
   type: z.literal("invoke"),
   id: z.number().int().nonnegative(),
   kind: z.literal("combine"),
@@ -136,7 +136,7 @@ export const InvokeMessageSchema = z.discriminatedUnion("kind", [
   InvokeCombineMessageSchema,
 ]);
 
-export const CancelMessageSchema = z.object({
+const CancelMessageSchema = z.object({
   type: z.literal("cancel"),
   id: z.number().int().nonnegative(),
 });
@@ -145,7 +145,7 @@ export const CancelMessageSchema = z.object({
 export const AnswerSchema = z.object({ selected: z.array(z.string()), text: z.string() });
 export type Answer = z.infer<typeof AnswerSchema>;
 
-export const AnswerMessageSchema = z.discriminatedUnion("ok", [
+const AnswerMessageSchema = z.discriminatedUnion("ok", [
   z.object({
     type: z.literal("answer"),
     id: z.number().int().nonnegative(),
@@ -163,7 +163,7 @@ export const AnswerMessageSchema = z.discriminatedUnion("ok", [
   }),
 ]);
 
-export const ShutdownMessageSchema = z.object({ type: z.literal("shutdown") });
+const ShutdownMessageSchema = z.object({ type: z.literal("shutdown") });
 
 export const ToWorkerMessageSchema = z.discriminatedUnion("type", [
   LoadMessageSchema,
@@ -205,7 +205,7 @@ export const HelloMessageSchema = z.object({
 export type Hello = z.infer<typeof HelloMessageSchema>;
 
 /** Load output as it is printed, so a load that times out still shows what it printed. */
-export const LoadOutputMessageSchema = z.object({
+const LoadOutputMessageSchema = z.object({
   type: z.literal("load_output"),
   id: z.number().int().nonnegative(),
   text: z.string(),
@@ -281,7 +281,7 @@ const resultBase = {
   leaked_threads: z.number().int().nonnegative(),
 };
 
-export const ResultMessageSchema = z.discriminatedUnion("ok", [
+const ResultMessageSchema = z.discriminatedUnion("ok", [
   z.discriminatedUnion("kind", [
     z.object({
       ...resultBase,
@@ -304,7 +304,7 @@ export const ResultMessageSchema = z.discriminatedUnion("ok", [
 ]);
 export type ResultMessage = z.infer<typeof ResultMessageSchema>;
 
-export const EmitMessageSchema = z.object({
+const EmitMessageSchema = z.object({
   type: z.literal("emit"),
   id: z.number().int().nonnegative(),
   text: z.string(),
@@ -318,7 +318,7 @@ export const QuestionSchema = z.object({
 });
 export type Question = z.infer<typeof QuestionSchema>;
 
-export const AskMessageSchema = z.object({
+const AskMessageSchema = z.object({
   type: z.literal("ask"),
   id: z.number().int().nonnegative(),
   ask_id: z.number().int().nonnegative(),
@@ -326,7 +326,7 @@ export const AskMessageSchema = z.object({
 });
 
 /** The worker refused a message (bad JSON, unknown type, over the size limit). */
-export const ProtocolErrorMessageSchema = z.object({
+const ProtocolErrorMessageSchema = z.object({
   type: z.literal("protocol_error"),
   id: z.number().int().nonnegative().nullable(),
   message: z.string(),

@@ -10,8 +10,8 @@ import { FILES } from "./layout";
 
 /** Where in an attempt the output was captured: the node function, its outgoing conditions, a loop's
  * `until`, a join's `combine`. */
-export const DIAGNOSTIC_PHASES = ["node", "conditions", "until", "combine"] as const;
-export const DiagnosticPhaseSchema = z.enum(DIAGNOSTIC_PHASES);
+const DIAGNOSTIC_PHASES = ["node", "conditions", "until", "combine"] as const;
+const DiagnosticPhaseSchema = z.enum(DIAGNOSTIC_PHASES);
 
 /**
  * One node diagnostics record: `nodes/<activation_id>.<attempt>.diagnostics.<hash8>.json` (spec "Node
@@ -52,7 +52,7 @@ export function diagnosticsFileName(activationId: string, attempt: number): stri
 }
 
 /** Whether a record has anything worth a file: some captured text, or a truncation to report. */
-export function hasDiagnosticContent(record: NodeDiagnostics): boolean {
+function hasDiagnosticContent(record: NodeDiagnostics): boolean {
   return record.phases.some((p) => p.stdout.text !== "" || p.stdout.truncated);
 }
 

@@ -8,7 +8,6 @@ export {
   type EngineEventOf,
   EngineEventSchema,
   type RecordSink,
-  type RunOutcome,
   RunOutcomeSchema,
   type RunOutput,
   RunOutputSchema,

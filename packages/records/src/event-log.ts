@@ -23,7 +23,7 @@ import { readQuestions } from "./questions";
  * `large-strings.utf8` beside the log. A value that passes through many nodes is stored once, not in every
  * event that carries it.
  */
-export const LARGE_STRINGS_FIELD = "large_strings";
+const LARGE_STRINGS_FIELD = "large_strings";
 /** Strings remembered as stored, so that the same one is not stored again (bounded: they stay in memory). */
 const REMEMBERED_STRINGS = 64;
 const REMEMBERED_CHARS = 64 * 1024 * 1024;
@@ -338,7 +338,7 @@ function endsWithNewline(path: string, size: number): boolean {
 }
 
 /** One problem met while reading a log: the line is skipped. */
-export interface EventLogWarning {
+interface EventLogWarning {
   line: number;
   message: string;
 }

@@ -47,7 +47,7 @@ export interface RunInit {
  * under this name and renamed into place, so a `<run_id>` folder always has its `run.json`; one of these left
  * by a process that died is removed by `recoverOrphans`.
  */
-export function partialRunDirName(runId: string, pid: number): string {
+function partialRunDirName(runId: string, pid: number): string {
   return `.${runId}.${pid}.partial`;
 }
 
@@ -161,8 +161,6 @@ function readRunHeaderOrNull(dir: string): RunHeader | null {
     return null;
   }
 }
-
-export type { EnvironmentRecord, RunDiagnostics, RunHeader };
 
 /** Everything a run directory holds, read back. Viewing a record never runs workflow code. */
 export interface RunRecord {

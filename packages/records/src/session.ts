@@ -7,10 +7,10 @@ import { isSessionId, newSessionId, RunIdSchema, SessionIdSchema } from "./ids";
 import { readJsonFile } from "./json-file";
 import { FILES, sessionDir, sessionsDir } from "./layout";
 
-export const SESSION_FORMAT = 1 as const;
+const SESSION_FORMAT = 1 as const;
 
 /** Where the session's workflow was discovered (the spec's three locations). */
-export const WorkflowSourceSchema = z.enum(["project", "global", "builtin"]);
+const WorkflowSourceSchema = z.enum(["project", "global", "builtin"]);
 export type WorkflowSource = z.infer<typeof WorkflowSourceSchema>;
 
 /**
@@ -18,7 +18,7 @@ export type WorkflowSource = z.infer<typeof WorkflowSourceSchema>;
  * profiles' own). Other keys are kept as written, so a newer front end's settings survive an older engine.
  * The approval mode is deliberately not saved (spec "Session settings").
  */
-export const SessionSettingsSchema = z.looseObject({ model: z.string().nullable() });
+const SessionSettingsSchema = z.looseObject({ model: z.string().nullable() });
 export type SessionSettings = z.infer<typeof SessionSettingsSchema>;
 
 /** `<chrysHome>/sessions/<session_id>/session.json`. Times are ISO 8601 UTC strings. */
@@ -40,7 +40,7 @@ export const SessionSchema = z.object({
 });
 export type Session = z.infer<typeof SessionSchema>;
 
-export const SessionInitSchema = SessionSchema.pick({
+const SessionInitSchema = SessionSchema.pick({
   workflow_id: true,
   workflow_path: true,
   source: true,
@@ -53,7 +53,7 @@ export const SessionInitSchema = SessionSchema.pick({
 export type SessionInit = z.input<typeof SessionInitSchema>;
 
 /** What `updateSession` may change. Settings are merged key by key. */
-export const SessionPatchSchema = z.object({
+const SessionPatchSchema = z.object({
   settings: SessionSettingsSchema.partial().optional(),
   workspace: z.string().min(1).optional(),
 });

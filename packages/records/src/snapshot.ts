@@ -12,7 +12,7 @@ export type SourceSnapshot =
   | { readonly files: ReadonlyArray<{ readonly path: string; readonly content: string | Uint8Array }> };
 
 /** Names left out of a folder snapshot (clarification 23): dot-names and bytecode caches. */
-export function skippedInSnapshot(name: string): boolean {
+function skippedInSnapshot(name: string): boolean {
   return name.startsWith(".") || name === "__pycache__";
 }
 

@@ -21,7 +21,7 @@ export const TranscriptRecordSchema = z.object({
 export type TranscriptRecord = z.infer<typeof TranscriptRecordSchema>;
 
 /** `<sanitized activation>.<attempt>.transcript.<hash8>.json` */
-export function transcriptFileName(activationId: string, attempt: number): string {
+function transcriptFileName(activationId: string, attempt: number): string {
   return `${sanitizeForFileName(activationId)}.${attempt}.transcript.${recordHash(activationId, attempt)}.json`;
 }
 

@@ -8,10 +8,10 @@ import { z } from "zod";
  */
 
 /** How far a tool call has got (ACP's `ToolCallStatus`). */
-export const ToolCallStatusSchema = z.enum(["pending", "in_progress", "completed", "failed"]);
+const ToolCallStatusSchema = z.enum(["pending", "in_progress", "completed", "failed"]);
 
 /** What kind of tool it is (ACP's `ToolKind`, plus `mcp` and `sub_agent` for the native loop's own). */
-export const ToolKindSchema = z.enum([
+const ToolKindSchema = z.enum([
   "read",
   "edit",
   "delete",
@@ -26,7 +26,7 @@ export const ToolKindSchema = z.enum([
   "other",
 ]);
 
-export const PlanEntrySchema = z.object({
+const PlanEntrySchema = z.object({
   content: z.string(),
   status: z.enum(["pending", "in_progress", "completed"]),
   priority: z.enum(["high", "medium", "low"]),
@@ -89,4 +89,4 @@ export const AgentActivitySchema = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("warning"), code: z.string(), message: z.string() }),
 ]);
 export type AgentActivity = z.infer<typeof AgentActivitySchema>;
-export type AgentActivityKind = AgentActivity["kind"];
+type AgentActivityKind = AgentActivity["kind"];

@@ -7,7 +7,7 @@ export const SCHEDULER_ERROR_CODES = [
   "options_invalid",
   "internal_error",
 ] as const;
-export const SchedulerErrorCodeSchema = z.enum(SCHEDULER_ERROR_CODES);
+const SchedulerErrorCodeSchema = z.enum(SCHEDULER_ERROR_CODES);
 export type SchedulerErrorCode = z.infer<typeof SchedulerErrorCodeSchema>;
 
 const MARK = Symbol.for("icode.error");

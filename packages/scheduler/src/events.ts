@@ -39,7 +39,7 @@ const attempt = { ...activation, attempt: z.number().int().min(1) };
 
 const NodeKindSchema = z.enum(["python", "agent", "loop", "join"]);
 
-export const WorkflowRunStartEventSchema = z.object({
+const WorkflowRunStartEventSchema = z.object({
   ...base,
   type: z.literal("workflow_run_start"),
   title: z.string(),
@@ -55,17 +55,17 @@ export const WorkflowRunStartEventSchema = z.object({
 });
 
 /** The run's end: `RunEndSchema` (`./result`), the same fields as the run JSON and `RunResult`. */
-export const WorkflowRunEndEventSchema = z.object({
+const WorkflowRunEndEventSchema = z.object({
   ...base,
   type: z.literal("workflow_run_end"),
   ...RunEndSchema.shape,
 });
 
-export const WorkflowRunPausedEventSchema = z.object({ ...base, type: z.literal("workflow_run_paused") });
-export const WorkflowRunResumedEventSchema = z.object({ ...base, type: z.literal("workflow_run_resumed") });
+const WorkflowRunPausedEventSchema = z.object({ ...base, type: z.literal("workflow_run_paused") });
+const WorkflowRunResumedEventSchema = z.object({ ...base, type: z.literal("workflow_run_resumed") });
 
 /** The node has its input and begins (before its first attempt, approval, loop iteration or combine). */
-export const NodeStartedEventSchema = z.object({
+const NodeStartedEventSchema = z.object({
   ...activation,
   type: z.literal("node_started"),
   kind: NodeKindSchema,
@@ -74,14 +74,14 @@ export const NodeStartedEventSchema = z.object({
   sources: z.array(z.string()),
 });
 
-export const NodeWaitingApprovalEventSchema = z.object({
+const NodeWaitingApprovalEventSchema = z.object({
   ...activation,
   type: z.literal("node_waiting_approval"),
 });
-export const NodeApprovedEventSchema = z.object({ ...activation, type: z.literal("node_approved") });
+const NodeApprovedEventSchema = z.object({ ...activation, type: z.literal("node_approved") });
 
 /** An attempt is due but waits for a slot: at most `limit` attempts of its kind run at once in a run. */
-export const AttemptQueuedEventSchema = z.object({
+const AttemptQueuedEventSchema = z.object({
   ...activation,
   type: z.literal("attempt_queued"),
   /** The attempt that will start when a slot frees. */
@@ -90,7 +90,7 @@ export const AttemptQueuedEventSchema = z.object({
   limit: z.number().int().min(1),
 });
 
-export const AttemptStartedEventSchema = z.object({
+const AttemptStartedEventSchema = z.object({
   ...attempt,
   type: z.literal("attempt_started"),
   /** Attempts allowed in this round of automatic retries (`Retry.max_attempts` or the default). */
@@ -98,7 +98,7 @@ export const AttemptStartedEventSchema = z.object({
   timeout_ms: z.number().nullable(),
 });
 
-export const AttemptFailedEventSchema = z.object({
+const AttemptFailedEventSchema = z.object({
   ...attempt,
   type: z.literal("attempt_failed"),
   error: NodeErrorSchema,
@@ -108,7 +108,7 @@ export const AttemptFailedEventSchema = z.object({
   retry_delay_ms: z.number().nullable(),
 });
 
-export const NodeCompletedEventSchema = z.object({
+const NodeCompletedEventSchema = z.object({
   ...activation,
   type: z.literal("node_completed"),
   kind: NodeKindSchema,
@@ -118,7 +118,7 @@ export const NodeCompletedEventSchema = z.object({
 });
 
 /** The outcome of a node's conditional outgoing edges (only for nodes that have some). */
-export const EdgesDecidedEventSchema = z.object({
+const EdgesDecidedEventSchema = z.object({
   ...activation,
   type: z.literal("edges_decided"),
   /** Edge keys (`source->target`) that pass the value on. */
@@ -127,7 +127,7 @@ export const EdgesDecidedEventSchema = z.object({
   blocked: z.array(z.string()),
 });
 
-export const NodeFailedEventSchema = z.object({
+const NodeFailedEventSchema = z.object({
   ...activation,
   type: z.literal("node_failed"),
   kind: NodeKindSchema,
@@ -137,20 +137,20 @@ export const NodeFailedEventSchema = z.object({
   phase: FailurePhaseSchema,
 });
 
-export const NodeAwaitingRetryEventSchema = z.object({
+const NodeAwaitingRetryEventSchema = z.object({
   ...activation,
   type: z.literal("node_awaiting_retry"),
   phase: FailurePhaseSchema,
   error_class: z.string(),
 });
 
-export const NodeRetriedEventSchema = z.object({
+const NodeRetriedEventSchema = z.object({
   ...activation,
   type: z.literal("node_retried"),
   phase: FailurePhaseSchema,
 });
 
-export const NodeSkippedEventSchema = z.object({
+const NodeSkippedEventSchema = z.object({
   ...activation,
   type: z.literal("node_skipped"),
   reason: SkipReasonSchema,
@@ -160,7 +160,7 @@ export const NodeSkippedEventSchema = z.object({
   value: WorkflowValueSchema.nullable(),
 });
 
-export const NodeCancelledEventSchema = z.object({
+const NodeCancelledEventSchema = z.object({
   ...activation,
   type: z.literal("node_cancelled"),
   reason: NodeCancelReasonSchema,
@@ -168,7 +168,7 @@ export const NodeCancelledEventSchema = z.object({
   attempt: z.number().int().min(1).nullable(),
 });
 
-export const LoopIterationEventSchema = z.object({
+const LoopIterationEventSchema = z.object({
   ...activation,
   type: z.literal("loop_iteration"),
   /** The iteration that starts now (`iteration` is the loop node's own, always 1). */
@@ -178,7 +178,7 @@ export const LoopIterationEventSchema = z.object({
   rerun: z.boolean(),
 });
 
-export const LoopUntilEventSchema = z.object({
+const LoopUntilEventSchema = z.object({
   ...activation,
   type: z.literal("loop_until"),
   loop_iteration: z.number().int().min(1),
@@ -188,14 +188,14 @@ export const LoopUntilEventSchema = z.object({
   exhausted: z.boolean(),
 });
 
-export const EmitEventSchema = z.object({ ...attempt, type: z.literal("emit"), text: z.string() });
+const EmitEventSchema = z.object({ ...attempt, type: z.literal("emit"), text: z.string() });
 
 /**
  * A `ctx.ask` (1–5 questions in one dialog). `questions` is the full payload for front ends that answer it;
  * the event log keeps only `summary` in the event and the questions beside it (see `@icode/workflow-records`),
  * as the spec wants `events.jsonl` to hold a summary rather than the full questions.
  */
-export const QuestionEventSchema = z.object({
+const QuestionEventSchema = z.object({
   ...attempt,
   type: z.literal("question"),
   /** Numbers the asks of one attempt: 1, 2, … */
@@ -209,7 +209,7 @@ export const QuestionEventSchema = z.object({
 
 /** How an ask ended: answered, unavailable (no front end can ask), cancelled (its attempt ended), or
  * failed (the host's ask handler failed; the attempt fails with `ask_handler_failed`). */
-export const AnswerEventSchema = z.object({
+const AnswerEventSchema = z.object({
   ...attempt,
   type: z.literal("answer"),
   question_id: z.number().int().min(1),
@@ -219,7 +219,7 @@ export const AnswerEventSchema = z.object({
   summary: z.string(),
 });
 
-export const AgentActivityEventSchema = z.object({
+const AgentActivityEventSchema = z.object({
   ...attempt,
   type: z.literal("agent_activity"),
   activity: AgentActivitySchema,

@@ -31,7 +31,7 @@ export type NodeError = z.infer<typeof NodeErrorSchema>;
  * evaluated independently; `switch` cases are evaluated in order, the first true one is selected and later
  * ones are not evaluated, else `default` is selected. Unconditional edges are not listed.
  */
-export const ConditionBatchSchema = z.object({
+const ConditionBatchSchema = z.object({
   when: z.array(z.string()),
   switch: z.object({ cases: z.array(z.string()), default: z.string() }).nullable(),
 });
@@ -39,7 +39,7 @@ export type ConditionBatch = z.infer<typeof ConditionBatchSchema>;
 
 /** The edge keys of a `ConditionBatch` that pass the value on: the true `when` edges plus the one selected
  * switch edge. Every other listed edge does not pass. */
-export const EdgeDecisionsSchema = z.object({ passed: z.array(z.string()) });
+const EdgeDecisionsSchema = z.object({ passed: z.array(z.string()) });
 export type EdgeDecisions = z.infer<typeof EdgeDecisionsSchema>;
 
 /**
@@ -48,7 +48,7 @@ export type EdgeDecisions = z.infer<typeof EdgeDecisionsSchema>;
  * or calls `AttemptIO.conditionsStarted()` so the scheduler does); without `decisions` the scheduler asks
  * `evaluateConditions`. A condition that raised is `{ status: "failed", phase: "conditions" }`.
  */
-export const AttemptResultSchema = z.discriminatedUnion("status", [
+const AttemptResultSchema = z.discriminatedUnion("status", [
   z.object({
     status: z.literal("completed"),
     value: WorkflowValueSchema,
@@ -63,19 +63,19 @@ export const AttemptResultSchema = z.discriminatedUnion("status", [
 ]);
 export type AttemptResult = z.infer<typeof AttemptResultSchema>;
 
-export const ConditionsResultSchema = z.discriminatedUnion("status", [
+const ConditionsResultSchema = z.discriminatedUnion("status", [
   z.object({ status: z.literal("decided"), decisions: EdgeDecisionsSchema }),
   z.object({ status: z.literal("failed"), error: NodeErrorSchema }),
 ]);
 export type ConditionsResult = z.infer<typeof ConditionsResultSchema>;
 
-export const UntilResultSchema = z.discriminatedUnion("status", [
+const UntilResultSchema = z.discriminatedUnion("status", [
   z.object({ status: z.literal("decided"), stop: z.boolean() }),
   z.object({ status: z.literal("failed"), error: NodeErrorSchema }),
 ]);
 export type UntilResult = z.infer<typeof UntilResultSchema>;
 
-export const CombineResultSchema = z.discriminatedUnion("status", [
+const CombineResultSchema = z.discriminatedUnion("status", [
   z.object({ status: z.literal("completed"), value: WorkflowValueSchema }),
   z.object({ status: z.literal("failed"), error: NodeErrorSchema }),
 ]);

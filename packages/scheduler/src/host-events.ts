@@ -15,7 +15,7 @@ const base = {
 };
 
 /** The run was admitted and recorded: which workflow, where its records are. The first event of a run. */
-export const RunAcceptedEventSchema = z.object({
+const RunAcceptedEventSchema = z.object({
   ...base,
   type: z.literal("run_accepted"),
   session_id: z.string(),
@@ -32,7 +32,7 @@ export const RunAcceptedEventSchema = z.object({
 });
 
 /** What loading the workflow printed (top-level `print()` and the like). */
-export const LoadOutputEventSchema = z.object({
+const LoadOutputEventSchema = z.object({
   ...base,
   type: z.literal("load_output"),
   output: CapturedTextSchema,
@@ -43,7 +43,7 @@ export const LoadOutputEventSchema = z.object({
  * cache that was dropped and rebuilt, a profile problem. `code` is a code of the package that found it
  * (`hook_failed`, …), `source` says which part that was, and `detail` carries its structured fields.
  */
-export const WarningEventSchema = z.object({
+const WarningEventSchema = z.object({
   ...base,
   type: z.literal("warning"),
   source: z.string(),
@@ -53,7 +53,7 @@ export const WarningEventSchema = z.object({
 });
 
 /** Earlier runs of the session whose process had died were marked `orphaned` before this one started. */
-export const RunsRecoveredEventSchema = z.object({
+const RunsRecoveredEventSchema = z.object({
   ...base,
   type: z.literal("runs_recovered"),
   runs: z.array(z.object({ run_id: z.string(), pid: z.number().int() })),

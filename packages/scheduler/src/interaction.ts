@@ -7,7 +7,7 @@ import { z } from "zod";
  * no options. The field names match the spec's `Question`, `Option` and `Answer`.
  */
 
-export const OptionSchema = z.object({ label: z.string(), description: z.string() });
+const OptionSchema = z.object({ label: z.string(), description: z.string() });
 export type Option = z.infer<typeof OptionSchema>;
 
 export const QuestionSchema = z.object({
@@ -18,7 +18,7 @@ export const QuestionSchema = z.object({
 });
 export type Question = z.infer<typeof QuestionSchema>;
 
-export const AskRequestSchema = z.object({ questions: z.array(QuestionSchema).min(1).max(5) });
+const AskRequestSchema = z.object({ questions: z.array(QuestionSchema).min(1).max(5) });
 export type AskRequest = z.infer<typeof AskRequestSchema>;
 
 export const AnswerSchema = z.object({ selected: z.array(z.string()), text: z.string() });
@@ -29,7 +29,7 @@ export type Answer = z.infer<typeof AnswerSchema>;
  * CLI); the executor fails the attempt with `ask_unavailable`. `cancelled`: the attempt or run ended first
  * (also when the host's ask handler failed: the scheduler then fails the attempt itself).
  */
-export const AskResponseSchema = z.discriminatedUnion("status", [
+const AskResponseSchema = z.discriminatedUnion("status", [
   z.object({ status: z.literal("answered"), answers: z.array(AnswerSchema) }),
   z.object({ status: z.literal("unavailable") }),
   z.object({ status: z.literal("cancelled") }),

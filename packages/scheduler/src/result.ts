@@ -38,7 +38,7 @@ export const ControlResultSchema = z.discriminatedUnion("ok", [
 export type ControlResult = z.infer<typeof ControlResultSchema>;
 
 /** States of an activation that has begun and not settled, as `WorkflowRun.inspect()` reports them. */
-export const ACTIVATION_STATES = [
+const ACTIVATION_STATES = [
   "waiting_approval",
   "queued",
   "running",
@@ -49,7 +49,7 @@ export const ACTIVATION_STATES = [
   "combining",
   "awaiting_retry",
 ] as const;
-export const ActivationStateSchema = z.enum(ACTIVATION_STATES);
+const ActivationStateSchema = z.enum(ACTIVATION_STATES);
 export type ActivationState = z.infer<typeof ActivationStateSchema>;
 
 /** The scheduler's own view of a run: what is live now, in the order it began. O(live activations). */

@@ -13,7 +13,7 @@ import { type RunOutput, RunOutputSchema } from "./value";
  * client replaying a subscription and the engine build the same view.
  */
 
-export const ACTIVATION_VIEW_STATES = [
+const ACTIVATION_VIEW_STATES = [
   "waiting_approval",
   "queued",
   "running",
@@ -26,7 +26,7 @@ export const ACTIVATION_VIEW_STATES = [
   "cancelled",
 ] as const;
 
-export const ActivationViewSchema = z.object({
+const ActivationViewSchema = z.object({
   node_id: z.string(),
   activation_id: z.string(),
   iteration: z.number().int().min(1),

@@ -8,7 +8,6 @@ import { z } from "zod";
  */
 export {
   type SourceValue,
-  SourceValueSchema,
   type WorkflowValue,
   WorkflowValueSchema,
 } from "@icode/workflow-graph";

@@ -3,7 +3,7 @@ import type { Diagnostic, ValidateReport } from "@icode/workflow-engine";
 import { count, oneLine } from "./flatten";
 
 /** Shows an absolute path as `./relative` when it lies under `cwd`, else as it is. */
-export function displayPath(file: string, cwd: string): string {
+function displayPath(file: string, cwd: string): string {
   const rel = relative(cwd, file);
   if (rel === "" || rel.startsWith("..") || isAbsolute(rel)) return file;
   return `.${sep}${rel}`;

@@ -50,14 +50,7 @@ export interface AgentFileRead {
 }
 
 /** Sections an `acp` section resets, in the reference's order. */
-export const ACP_RESET_SECTIONS = [
-  "instructions",
-  "tools",
-  "skills",
-  "memory",
-  "compaction",
-  "approval",
-] as const;
+const ACP_RESET_SECTIONS = ["instructions", "tools", "skills", "memory", "compaction", "approval"] as const;
 
 /**
  * Reads an agent profile from YAML text, applying the reference's load-error and warning rules field by

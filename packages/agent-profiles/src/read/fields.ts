@@ -188,7 +188,7 @@ export function readList(
 }
 
 /** Checks one value with its schema; null counts as not written unless the schema accepts null. */
-export function checkField(
+function checkField(
   r: Reader,
   schema: z.ZodType,
   value: unknown,
@@ -206,7 +206,7 @@ export function checkField(
 }
 
 /** Reports a rejected value: `expected …, found …; <what happens>`. */
-export function report(
+function report(
   r: Reader,
   effect: Effect,
   field: string,
@@ -226,7 +226,7 @@ export function report(
 }
 
 /** The text after a warning: the default the field falls back to. */
-export function fallbackText(schema: z.ZodType): string {
+function fallbackText(schema: z.ZodType): string {
   const d = schema.safeParse(undefined);
   if (!d.success || d.data === undefined) return "the field is ignored";
   return `using the default ${JSON.stringify(d.data)}`;

@@ -15,7 +15,7 @@ export interface SettingsFileRead {
 }
 
 /** The only key project settings may set (and only to a value no higher than the user's). */
-export const PROJECT_SETTINGS_KEYS = ["llm.retry.max_transient"] as const;
+const PROJECT_SETTINGS_KEYS = ["llm.retry.max_transient"] as const;
 
 /**
  * Reads a settings file. Dotted keys written flat (`model.profile.active: X`) are read as the nested form

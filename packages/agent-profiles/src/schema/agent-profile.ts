@@ -9,11 +9,11 @@ import { WebFetchSchema, WebSearchSchema } from "./web-tools";
 // broken field is a load error and which a warning is the reader's table (read/agent-profile.ts).
 
 export const APPROVAL_LEVELS = ["auto", "require", "skip"] as const;
-export const ApprovalLevelSchema = z.enum(APPROVAL_LEVELS);
+const ApprovalLevelSchema = z.enum(APPROVAL_LEVELS);
 export type ApprovalLevel = z.infer<typeof ApprovalLevelSchema>;
 
 /** What omitting `approval` (or only `approval.overrides`) means. */
-export const DEFAULT_APPROVAL_OVERRIDES: Readonly<Record<string, ApprovalLevel>> = Object.freeze({
+const DEFAULT_APPROVAL_OVERRIDES: Readonly<Record<string, ApprovalLevel>> = Object.freeze({
   shell: "require",
   "filesystem.write": "require",
   todo: "skip",
@@ -100,7 +100,7 @@ export const McpHttpServerSchema = z.strictObject({
     .transform((v) => v ?? true),
 });
 
-export const McpServerSchema = z.discriminatedUnion("transport", [McpStdioServerSchema, McpHttpServerSchema]);
+const McpServerSchema = z.discriminatedUnion("transport", [McpStdioServerSchema, McpHttpServerSchema]);
 export type McpServer = z.output<typeof McpServerSchema>;
 
 export const ToolsSchema = z.strictObject({
@@ -146,7 +146,7 @@ export const InlineSkillSchema = z.strictObject({
     .default([])
     .transform((list) => list.filter((r) => r.content !== "")),
 });
-export type InlineSkill = z.output<typeof InlineSkillSchema>;
+type InlineSkill = z.output<typeof InlineSkillSchema>;
 
 export const SkillsSchema = z.strictObject({
   paths: z.array(z.string().min(1)).default([]),
@@ -186,7 +186,7 @@ export const CompactionFieldsSchema = z.strictObject({
   force_compress_pct: z.number().optional().meta({ deprecated: true }),
 });
 
-export const CompactionSchema = CompactionFieldsSchema.transform(
+const CompactionSchema = CompactionFieldsSchema.transform(
   ({ reserved_context_pct, compaction_target_pct: _t, force_compress_pct: _f, ...rest }) => ({
     ...rest,
     /** False only when the obsolete `reserved_context_pct` is 1 or more. */
@@ -194,7 +194,7 @@ export const CompactionSchema = CompactionFieldsSchema.transform(
   }),
 );
 
-export const SUB_AGENT_TOOL_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/u;
+const SUB_AGENT_TOOL_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/u;
 
 export const SubAgentEntrySchema = z.strictObject({
   profile: z.string().trim().min(1),

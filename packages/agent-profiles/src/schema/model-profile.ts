@@ -24,15 +24,15 @@ export const PROVIDERS = {
     styles: ["chat_completions"],
   },
 } as const satisfies Record<string, { protocol: string; baseUrl: string; styles: readonly string[] }>;
-export const PROVIDER_NAMES = Object.keys(PROVIDERS) as (keyof typeof PROVIDERS)[];
+const PROVIDER_NAMES = Object.keys(PROVIDERS) as (keyof typeof PROVIDERS)[];
 export type Provider = keyof typeof PROVIDERS;
 
 export function isProvider(value: string): value is Provider {
   return Object.hasOwn(PROVIDERS, value);
 }
 
-export const API_STYLES = ["chat_completions", "responses"] as const;
-export const ApiStyleSchema = z.enum(API_STYLES);
+const API_STYLES = ["chat_completions", "responses"] as const;
+const ApiStyleSchema = z.enum(API_STYLES);
 
 /** Keys of `chat_options` that are output caps: they move into `max_output_tokens` on load. */
 export const OUTPUT_CAP_KEYS = ["max_tokens", "max_completion_tokens", "max_output_tokens"] as const;

@@ -22,4 +22,4 @@ export const SettingsFileSchema = z.strictObject({
     .strictObject({ web_search: WebSearchSchema.optional(), web_fetch: WebFetchSchema.optional() })
     .optional(),
 });
-export type SettingsFile = z.input<typeof SettingsFileSchema>;
+type SettingsFile = z.input<typeof SettingsFileSchema>;

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { ENV_NAME } from "./common";
 
-export const WEB_SEARCH_PROVIDER_TYPES = [
+const WEB_SEARCH_PROVIDER_TYPES = [
   "exa_mcp",
   "bing_html",
   "duckduckgo_html",
@@ -11,7 +11,7 @@ export const WEB_SEARCH_PROVIDER_TYPES = [
   "custom_http",
 ] as const;
 /** Provider types that need `api_key_env`. */
-export const KEYED_WEB_SEARCH_TYPES = ["tavily", "brave", "exa"] as const;
+const KEYED_WEB_SEARCH_TYPES = ["tavily", "brave", "exa"] as const;
 /** Types usable by id without a `providers` entry (they need no key and no URL); ours. */
 export const KEYLESS_WEB_SEARCH_TYPES = ["exa_mcp", "duckduckgo_html", "bing_html"] as const;
 

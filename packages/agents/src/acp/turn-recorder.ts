@@ -36,8 +36,8 @@ const PLAN_PRIORITIES: ReadonlySet<string> = new Set(["high", "medium", "low"]);
 export type ResultMode = "last_segment" | "transcript";
 
 /** Longest tool result an activity carries; the transcript keeps up to `TRANSCRIPT_OUTPUT_CHARS`. */
-export const ACTIVITY_RESULT_CHARS = 2000;
-export const TRANSCRIPT_OUTPUT_CHARS = 64 * 1024;
+const ACTIVITY_RESULT_CHARS = 2000;
+const TRANSCRIPT_OUTPUT_CHARS = 64 * 1024;
 
 interface ToolCallState {
   id: string;

@@ -2,7 +2,7 @@ import type { ModelMessage } from "ai";
 import type { z } from "zod";
 import type { ToolCallRecordSchema, TranscriptMessageSchema } from "../transcript";
 
-export type TranscriptMessage = z.infer<typeof TranscriptMessageSchema>;
+type TranscriptMessage = z.infer<typeof TranscriptMessageSchema>;
 export type ToolCallRecord = z.infer<typeof ToolCallRecordSchema>;
 
 /** A tool call the model asked for whose result the conversation does not hold yet. */

@@ -521,7 +521,7 @@ function safely<T>(fn: () => T, fallback: T): T {
   }
 }
 
-export function short(text: string): string {
+function short(text: string): string {
   const flat = text.replace(/\s+/gu, " ").trim();
   return flat.length > RESULT_SUMMARY_CHARS ? `${flat.slice(0, RESULT_SUMMARY_CHARS - 1)}…` : flat;
 }

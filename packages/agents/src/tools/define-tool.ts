@@ -15,7 +15,7 @@ export interface ToolDefinition<S extends z.ZodType> {
 }
 
 /** The JSON Schema a model sees for a zod input schema (an object schema, without `$schema`). */
-export function inputJsonSchema(schema: z.ZodType): Record<string, unknown> {
+function inputJsonSchema(schema: z.ZodType): Record<string, unknown> {
   const { $schema: _drop, ...rest } = z.toJSONSchema(schema, { io: "input" }) as Record<string, unknown>;
   return rest;
 }

@@ -8,10 +8,10 @@ import { looksBinary, splitLines, TEXT_FILE_MAX_BYTES } from "./text-file";
 import { walkFiles } from "./walk";
 import { resolveWorkspacePath } from "./workspace";
 
-export const GREP_DEFAULT_RESULTS = 200;
-export const GREP_MAX_RESULTS = 1000;
+const GREP_DEFAULT_RESULTS = 200;
+const GREP_MAX_RESULTS = 1000;
 /** A matching line is shown up to this many characters. */
-export const GREP_MAX_LINE_CHARS = 300;
+const GREP_MAX_LINE_CHARS = 300;
 
 const GrepInput = z.strictObject({
   pattern: z.string().min(1).describe("JavaScript regular expression searched in each line"),
@@ -36,7 +36,7 @@ const GrepInput = z.strictObject({
 });
 
 /** A regular expression from the model: Unicode mode when it parses so, else the legacy syntax. */
-export function compileRegExp(pattern: string, ignoreCase: boolean): RegExp | string {
+function compileRegExp(pattern: string, ignoreCase: boolean): RegExp | string {
   const flags = ignoreCase ? "i" : "";
   try {
     return new RegExp(pattern, `${flags}u`);

@@ -9,7 +9,7 @@ export const READ_FILE_DEFAULT_LINES = 2000;
 /** A longer line is cut, with a note. */
 export const READ_FILE_MAX_LINE_CHARS = 2000;
 /** Characters of one answer at most (about 25k tokens); the rest needs another call with `offset`. */
-export const READ_FILE_MAX_OUTPUT_CHARS = 100_000;
+const READ_FILE_MAX_OUTPUT_CHARS = 100_000;
 
 const ReadFileInput = z.strictObject({
   path: z.string().describe("File path, relative to the working directory"),

@@ -4,7 +4,7 @@ import { execa } from "execa";
 /** Characters of a command's output kept at most: the first two thirds and the last third of it. */
 export const PROCESS_MAX_OUTPUT_CHARS = 30_000;
 /** After SIGTERM, how long a timed-out or cancelled process has before SIGKILL. */
-export const PROCESS_KILL_GRACE_MS = 2000;
+const PROCESS_KILL_GRACE_MS = 2000;
 /** After the process exits, how long to wait for output a background child keeps writing. */
 const OUTPUT_DRAIN_MS = 100;
 

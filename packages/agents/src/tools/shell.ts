@@ -6,8 +6,8 @@ import type { FoundShell } from "./find-shell";
 import { describeProcess, runProcess } from "./run-process";
 
 /** Seconds a command may run when the call gives no `timeout_seconds`, and at most. */
-export const SHELL_DEFAULT_TIMEOUT_SECONDS = 120;
-export const SHELL_MAX_TIMEOUT_SECONDS = 600;
+const SHELL_DEFAULT_TIMEOUT_SECONDS = 120;
+const SHELL_MAX_TIMEOUT_SECONDS = 600;
 
 const ShellInput = z.strictObject({
   command: z.string().min(1).describe("The command line to run"),

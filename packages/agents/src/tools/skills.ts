@@ -9,7 +9,7 @@ import { describeProcess, runProcess } from "./run-process";
 import { readTextFile } from "./text-file";
 
 /** Characters of one skill resource returned at most. */
-export const SKILL_RESOURCE_MAX_CHARS = 100_000;
+const SKILL_RESOURCE_MAX_CHARS = 100_000;
 
 type Env = Readonly<Record<string, string | undefined>>;
 

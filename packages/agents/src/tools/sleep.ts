@@ -4,7 +4,7 @@ import type { AgentTool } from "../tool";
 import { defineTool, toolError } from "./define-tool";
 
 /** Longest single wait. */
-export const SLEEP_MAX_SECONDS = 300;
+const SLEEP_MAX_SECONDS = 300;
 
 const SleepInput = z.strictObject({
   seconds: z

@@ -25,7 +25,7 @@ const TodoInput = z.strictObject({
 const MARK = { pending: "[ ]", in_progress: "[~]", completed: "[x]" } as const;
 
 /** The list as the model reads it back: one line per item, with its status mark and priority. */
-export function renderTodos(entries: Plan): string {
+function renderTodos(entries: Plan): string {
   if (entries.length === 0) return "the to-do list is empty";
   const done = entries.filter((e) => e.status === "completed").length;
   return [

@@ -5,10 +5,10 @@ import { brief, defineTool, toolError } from "./define-tool";
 import { resolveWorkspacePath } from "./workspace";
 
 /** Largest image handed to a model (the smallest provider limit, Anthropic's 5 MB). */
-export const VIEW_IMAGE_MAX_BYTES = 5 * 1024 * 1024;
+const VIEW_IMAGE_MAX_BYTES = 5 * 1024 * 1024;
 
 /** The image type of the first bytes: PNG, JPEG, GIF or WebP, the formats vision models accept; else null. */
-export function imageMediaType(bytes: Uint8Array): string | null {
+function imageMediaType(bytes: Uint8Array): string | null {
   const at = (i: number, ...values: number[]) => values.every((v, k) => bytes[i + k] === v);
   if (at(0, 0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a)) return "image/png";
   if (at(0, 0xff, 0xd8, 0xff)) return "image/jpeg";

@@ -3,9 +3,9 @@ import { join } from "node:path";
 import { isInside } from "./workspace";
 
 /** Folders never searched: Git's own data. */
-export const SKIPPED_FOLDERS: readonly string[] = [".git"];
+const SKIPPED_FOLDERS: readonly string[] = [".git"];
 /** Entries visited by one search at most, so a huge tree cannot stall a tool call. */
-export const WALK_MAX_ENTRIES = 200_000;
+const WALK_MAX_ENTRIES = 200_000;
 
 export interface WalkedFile {
   /** The file's resolved path. */

@@ -85,7 +85,7 @@ function isLink(path: string): boolean {
 }
 
 /** The folder holding `.git` at or above `dir` (links resolved), or null when it is in no Git repository. */
-export function gitRepositoryRoot(dir: string): string | null {
+function gitRepositoryRoot(dir: string): string | null {
   let start: string;
   try {
     start = realpathSync(dir);

@@ -5,7 +5,7 @@ import type { Diagnostic } from "@icode/workflow-errors";
 import type { AgentNode, Definition } from "@icode/workflow-graph";
 
 /** An agent node with the profile and model it will run with. */
-export interface BoundAgent {
+interface BoundAgent {
   readonly node: AgentNode;
   readonly profile: AgentProfile;
   readonly selection: Extract<ModelSelection, { ok: true }>;

@@ -3,7 +3,7 @@ import { type Diagnostic, diagnostic, STAGES, type Stage } from "@icode/workflow
 import type { StageStatus, ValidateReport } from "./report";
 
 /** At most this many diagnostics are reported; the rest are counted as `diagnostics_truncated`. */
-export const MAX_DIAGNOSTICS = 100;
+const MAX_DIAGNOSTICS = 100;
 
 /**
  * Collects what the stages find into the version-1 report. A stage either passes (its warnings kept), or

@@ -17,7 +17,7 @@ import type { ReportBuilder } from "./pipeline";
 import { interpretersCacheDir, type PrestartedValidation } from "./prestart";
 
 /** The load-and-build limit of the spec: 60 seconds. */
-export const LOAD_TIMEOUT_MS = 60_000;
+const LOAD_TIMEOUT_MS = 60_000;
 
 /** A workflow that passed every stage: its definition, and the warm worker that loaded it (when kept). */
 export interface PreparedPython {

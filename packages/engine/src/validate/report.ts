@@ -1,7 +1,7 @@
 import { DiagnosticSchema, StageSchema } from "@icode/workflow-errors";
 import { z } from "zod";
 
-export const StageStatusSchema = z.enum(["pass", "fail", "skipped"]);
+const StageStatusSchema = z.enum(["pass", "fail", "skipped"]);
 
 /** The `icode workflow validate --json` report, version 1. Every field is always present. */
 export const ValidateReportSchema = z.object({

@@ -10,7 +10,7 @@ import { readSessionRuns, type TrajectoryRun } from "./trajectory";
  */
 const common = { name: z.string(), pid: z.number().int().min(1), tid: z.number().int().min(0) };
 
-export const TraceEventSchema = z.discriminatedUnion("ph", [
+const TraceEventSchema = z.discriminatedUnion("ph", [
   z.object({
     ...common,
     ph: z.literal("X"),

@@ -19,7 +19,7 @@ export const UsageSchema = TokenUsageSchema;
 export type Usage = TokenUsage;
 
 /** One tool call of an agent attempt, from its `tool_call` activities: first report to the last. */
-export const TrajectoryToolCallSchema = z.object({
+const TrajectoryToolCallSchema = z.object({
   tool_call_id: z.string(),
   title: z.string(),
   tool_kind: z.string(),
@@ -38,8 +38,8 @@ const timing = {
   duration_ms: z.number().min(0).nullable(),
 };
 
-export const ATTEMPT_STATUSES = ["running", "completed", "failed", "cancelled"] as const;
-export const TrajectoryAttemptSchema = z.object({
+const ATTEMPT_STATUSES = ["running", "completed", "failed", "cancelled"] as const;
+const TrajectoryAttemptSchema = z.object({
   attempt: z.number().int().min(1),
   status: z.enum(ATTEMPT_STATUSES),
   error_class: z.string().nullable(),
@@ -50,7 +50,7 @@ export const TrajectoryAttemptSchema = z.object({
   tool_calls: z.array(TrajectoryToolCallSchema),
 });
 
-export const ACTIVATION_STATUSES = [
+const ACTIVATION_STATUSES = [
   "running",
   "waiting_approval",
   "awaiting_retry",
@@ -59,7 +59,7 @@ export const ACTIVATION_STATUSES = [
   "skipped",
   "cancelled",
 ] as const;
-export const TrajectoryNodeSchema = z.object({
+const TrajectoryNodeSchema = z.object({
   activation_id: z.string(),
   node_id: z.string(),
   kind: z.enum(["python", "agent", "loop", "join"]).nullable(),
@@ -81,7 +81,7 @@ export const TrajectoryNodeSchema = z.object({
   ),
 });
 
-export const TrajectoryRunSchema = z.object({
+const TrajectoryRunSchema = z.object({
   run_id: z.string(),
   started_at: z.string(),
   /** `null` while no end event is recorded (the run is still going, or died and was not recovered yet). */
@@ -112,8 +112,8 @@ export const TrajectorySchema = z.object({
 });
 export type Trajectory = z.infer<typeof TrajectorySchema>;
 export type TrajectoryRun = z.infer<typeof TrajectoryRunSchema>;
-export type TrajectoryNode = z.infer<typeof TrajectoryNodeSchema>;
-export type TrajectoryAttempt = z.infer<typeof TrajectoryAttemptSchema>;
+type TrajectoryNode = z.infer<typeof TrajectoryNodeSchema>;
+type TrajectoryAttempt = z.infer<typeof TrajectoryAttemptSchema>;
 
 /** Runs of a session read for export: folder order by start time. */
 export function readSessionRuns(sessionDirPath: string): {

@@ -9,14 +9,14 @@ export const HOOK_EVENTS = [
   "workflow_run_start",
   "workflow_run_end",
 ] as const;
-export const HookEventSchema = z.enum(HOOK_EVENTS);
+const HookEventSchema = z.enum(HOOK_EVENTS);
 export type HookEvent = z.infer<typeof HookEventSchema>;
 
 /**
  * A hook's command: an argv array, run directly without a shell (`["notify-send", "run done"]`), or one
  * string, run by the system shell (`/bin/sh -c` on POSIX, `cmd.exe` on Windows) for pipes and redirects.
  */
-export const HookCommandSchema = z.union([
+const HookCommandSchema = z.union([
   z.array(z.string().min(1, "an argv entry must not be empty")).min(1, "an argv array needs the program"),
   z.string().trim().min(1, "a shell command must not be blank"),
 ]);
@@ -26,7 +26,7 @@ export const HookCommandSchema = z.union([
  * warning, `ignore` stays silent, `block` would stop the action for other hook kinds; for workflow events it
  * is reported as a warning (spec).
  */
-export const HookOnErrorSchema = z.enum(["warn", "ignore", "block"]);
+const HookOnErrorSchema = z.enum(["warn", "ignore", "block"]);
 
 export const HookSchema = z.strictObject({
   event: HookEventSchema,
@@ -73,7 +73,7 @@ export const HookPayloadSchema = z.discriminatedUnion("event", [
   }),
 ]);
 export type HookPayload = z.infer<typeof HookPayloadSchema>;
-export type HookPayloadOf<E extends HookEvent> = Extract<HookPayload, { event: E }>;
+type HookPayloadOf<E extends HookEvent> = Extract<HookPayload, { event: E }>;
 
 /** What the caller gives `runHooks`: the event's fields without the constant ones. */
 export type HookFields<E extends HookEvent> = Omit<HookPayloadOf<E>, "event" | "session_kind" | "profile">;

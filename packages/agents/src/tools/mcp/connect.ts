@@ -5,7 +5,7 @@ import { mcpHttpFetch } from "./http-fetch";
 import { ExecaStdioTransport } from "./stdio-transport";
 
 /** How the engine introduces itself to MCP servers. */
-export const MCP_CLIENT_INFO = { name: "icode", version: "0.1.0" } as const;
+const MCP_CLIENT_INFO = { name: "icode", version: "0.1.0" } as const;
 
 type StdioServer = Extract<McpServer, { transport: "stdio" }>;
 type HttpServer = Extract<McpServer, { transport: "http" }>;

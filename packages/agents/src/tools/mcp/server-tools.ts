@@ -22,7 +22,7 @@ export interface McpToolGroupOptions {
 }
 
 /** A failed MCP request as a message for the model (the SDK reports a cancel like a timeout). */
-export function mcpRequestError(
+function mcpRequestError(
   connection: McpConnection,
   what: string,
   error: unknown,

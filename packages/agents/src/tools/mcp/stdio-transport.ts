@@ -8,9 +8,9 @@ import {
 import { execa, type ResultPromise } from "execa";
 
 /** A line longer than this (a message the server never ends) closes the connection. */
-export const STDIO_MAX_LINE_CHARS = 16 * 1024 * 1024;
+const STDIO_MAX_LINE_CHARS = 16 * 1024 * 1024;
 /** How long `close()` waits after closing stdin, and again after SIGTERM, before the next step. */
-export const STDIO_CLOSE_GRACE_MS = 2000;
+const STDIO_CLOSE_GRACE_MS = 2000;
 /** The last characters of the server's stderr kept for error messages. */
 const STDERR_TAIL_CHARS = 4000;
 
