@@ -2,6 +2,7 @@ import { z } from "zod";
 import { describeIssues } from "./errors";
 import { contentText, emptyPrompt, type Prompt, parseArguments } from "./prompt";
 import type { HttpErrorReply } from "./reply";
+import type { RequestReading } from "./wire";
 
 /*
  * A Responses request as `@ai-sdk/openai` 3.0 sends it (`convertToOpenAIResponsesInput`): `instructions`,
@@ -15,9 +16,6 @@ import type { HttpErrorReply } from "./reply";
 /** An output item the double sent, kept for `item_reference`; `persisted` is false when the request said `store: false`. */
 export type StoredItem = { item: unknown; persisted: boolean };
 export type ItemLookup = (id: string) => StoredItem | undefined;
-
-/** What the double read of a request, and its own 4xx when OpenAI would have refused the request. */
-export type ResponsesReading = { prompt: Prompt; refusal: HttpErrorReply | null };
 
 const ROLES = ["user", "assistant", "system", "developer"] as const;
 
@@ -108,9 +106,9 @@ function checkPairs(prompt: Prompt): HttpErrorReply | null {
 export function readResponsesRequest(
   body: Readonly<Record<string, unknown>>,
   lookup: ItemLookup,
-): ResponsesReading {
+): RequestReading {
   const prompt = emptyPrompt();
-  const refuse = (reply: HttpErrorReply): ResponsesReading => ({ prompt, refusal: reply });
+  const refuse = (reply: HttpErrorReply): RequestReading => ({ prompt, refusal: reply });
   for (const field of ["previous_response_id", "conversation"]) {
     if (body[field] != null) {
       return refuse(

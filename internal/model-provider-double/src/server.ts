@@ -18,7 +18,7 @@ import {
   type TextReply,
 } from "./reply";
 import type { RecordedRequest, ReplySource } from "./request";
-import { type ResponsesReading, readResponsesRequest, type StoredItem } from "./responses-request";
+import { readResponsesRequest, type StoredItem } from "./responses-request";
 import { outputItems, responsesWire } from "./responses-wire";
 import type { ProviderDoubleStats } from "./stats";
 import { estimatePromptTokens, usageFor } from "./usage";
@@ -28,6 +28,7 @@ import {
   type HttpAnswer,
   JSON_HEADERS,
   type RenderContext,
+  type RequestReading,
   SSE_HEADERS,
   type WireFormat,
 } from "./wire";
@@ -473,7 +474,7 @@ export class ProviderDouble {
   }
 
   /** The prompt, read the wire's way; for Responses also OpenAI's refusal of an input it would not take. */
-  #read(wire: Wire, body: Readonly<Record<string, unknown>>): ResponsesReading {
+  #read(wire: Wire, body: Readonly<Record<string, unknown>>): RequestReading {
     switch (wire) {
       case "openai":
         return { prompt: readOpenAIPrompt(body), refusal: null };
