@@ -1,8 +1,9 @@
 /**
  * @module @icode/model-provider-double
  * A loopback HTTP server that stands in for a model provider in tests and benchmarks: it speaks the OpenAI
- * Chat Completions and Anthropic Messages wire formats (plain JSON and SSE streams), answers each request
- * with the next reply scripted for its `model`, and records every request.
+ * Chat Completions, Anthropic Messages and OpenAI Responses wire formats (plain JSON and SSE streams),
+ * answers each request with the next reply scripted for its `model`, and records every request with what
+ * it asked (`prompt`: instructions, messages, tool calls and results, tools, the output cap).
  *
  * @example
  * import { startProviderDouble, text, toolCalls, rateLimited } from "@icode/model-provider-double";
@@ -10,8 +11,10 @@
  * provider.script("model-a", [rateLimited({ retryAfterSeconds: 1 }), toolCalls([{ name: "ls", arguments: {} }]), text("done")]);
  * const openai = createOpenAICompatible({ name: "double", baseURL: provider.openaiBaseUrl, apiKey: "k" });
  * const anthropic = createAnthropic({ baseURL: provider.anthropicBaseUrl, apiKey: "k" });
+ * const responses = createOpenAI({ baseURL: provider.openaiBaseUrl, apiKey: "k" }).responses;
  * // … run the agent against openai("model-a") …
  * provider.requestsFor("model-a").map((r) => r.reply?.type); // → ["rate_limited", "tool_calls", "text"]
+ * provider.requestsFor("model-a")[2]?.prompt.items.map((i) => i.type); // → ["message", "tool_call", "tool_result"]
  * await provider.close();
  */
 export { PROVIDER_DOUBLE_CLI } from "./cli-path";
@@ -23,7 +26,16 @@ export {
   ProviderDoubleError,
 } from "./errors";
 export { type ParsedRequest, ParsedRequestSchema, WIRES, type Wire, WireSchema } from "./parsed-request";
-export { lastUserText, type ToolResult, ToolResultSchema, toolResults } from "./prompt";
+export {
+  lastUserText,
+  type Prompt,
+  type PromptItem,
+  PromptItemSchema,
+  PromptSchema,
+  type ToolResult,
+  ToolResultSchema,
+  toolResults,
+} from "./prompt";
 export {
   contextOverflow,
   delayed,

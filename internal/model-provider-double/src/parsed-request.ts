@@ -1,7 +1,11 @@
 import { z } from "zod";
+import { PromptSchema } from "./prompt";
 
-/** The two wire formats the double speaks, chosen by path: chat completions, or Anthropic messages. */
-export const WIRES = ["openai", "anthropic"] as const;
+/**
+ * The wire formats the double speaks, chosen by path: OpenAI Chat Completions (`openai`), Anthropic
+ * Messages (`anthropic`), OpenAI Responses (`responses`).
+ */
+export const WIRES = ["openai", "anthropic", "responses"] as const;
 export const WireSchema = z.enum(WIRES);
 export type Wire = z.infer<typeof WireSchema>;
 
@@ -19,5 +23,10 @@ export const ParsedRequestSchema = z.object({
   stream: z.boolean(),
   /** The parsed JSON body (null when the body was not JSON). */
   body: z.unknown(),
+  /**
+   * What the body asked, read the wire's way (Responses `item_reference`s resolved to the items they name);
+   * empty when the double could not read it.
+   */
+  prompt: PromptSchema,
 });
 export type ParsedRequest = z.infer<typeof ParsedRequestSchema>;

@@ -1,52 +1,88 @@
 import { z } from "zod";
-import type { Wire } from "./parsed-request";
 
-/** A parsed or a recorded request: the prompt readers need only its wire format and body. */
-type Readable = { wire: Wire | null; body: unknown };
+/**
+ * One entry of the conversation a request carried, the same for every wire format: a user or assistant
+ * message (its text parts joined), a tool call the assistant made, or a tool result the client sent back.
+ */
+export const PromptItemSchema = z.discriminatedUnion("type", [
+  z.object({ type: z.literal("message"), role: z.enum(["user", "assistant"]), text: z.string() }),
+  z.object({
+    type: z.literal("tool_call"),
+    /** The call's id: OpenAI `tool_calls[].id`, Anthropic `tool_use.id`, Responses `call_id`. */
+    id: z.string(),
+    name: z.string(),
+    /** The arguments parsed from their JSON text (Anthropic's `input` as sent), or the text when it is not JSON. */
+    arguments: z.unknown(),
+  }),
+  z.object({
+    type: z.literal("tool_result"),
+    toolCallId: z.string(),
+    content: z.string(),
+    /** Anthropic's `is_error`; the OpenAI formats have no such flag. */
+    isError: z.boolean(),
+  }),
+]);
+export type PromptItem = z.infer<typeof PromptItemSchema>;
 
-const TextPartSchema = z.looseObject({ type: z.literal("text"), text: z.string() });
-
-/** What a message's content may be in both formats: a string, or parts of which only text is read here. */
-const ContentSchema = z.union([z.string(), z.array(z.looseObject({ type: z.string() }))]);
-
-const MessagesBodySchema = z.looseObject({
-  messages: z.array(z.looseObject({ role: z.string(), content: ContentSchema.nullish() })),
+/**
+ * What a request asked the model, read from its body in the wire format's own terms, so that a test can
+ * assert on what was sent whatever the wire. Parts a model would not read as text (images, reasoning items)
+ * are left out here; they stay in the request's `body`.
+ */
+export const PromptSchema = z.object({
+  /**
+   * The instructions, each as sent: OpenAI `system`/`developer` messages; Anthropic `system` (a string, or
+   * each text block); Responses `instructions`, then `system`/`developer` input messages.
+   */
+  instructions: z.array(z.string()),
+  items: z.array(PromptItemSchema),
+  /** The names of the tools offered (a Responses tool that is not a function shows as its `type`). */
+  tools: z.array(z.string()),
+  /** `max_tokens` / `max_completion_tokens` (OpenAI), `max_tokens` (Anthropic), `max_output_tokens` (Responses). */
+  maxOutputTokens: z.number().nullable(),
 });
+export type Prompt = z.infer<typeof PromptSchema>;
 
-const OpenAIToolMessageSchema = z.looseObject({
-  role: z.literal("tool"),
-  tool_call_id: z.string(),
-  content: ContentSchema,
-});
+/** The prompt of a request the double could not read (an unknown path, a body that is not a JSON object). */
+export function emptyPrompt(): Prompt {
+  return { instructions: [], items: [], tools: [], maxOutputTokens: null };
+}
 
-const AnthropicToolResultSchema = z.looseObject({
-  type: z.literal("tool_result"),
-  tool_use_id: z.string(),
-  content: ContentSchema.optional(),
-  is_error: z.boolean().optional(),
-});
+/** Text part types of the three formats: `text` (Chat Completions, Anthropic), `input_text`/`output_text` (Responses). */
+const TEXT_PART_TYPES: ReadonlySet<string> = new Set(["text", "input_text", "output_text"]);
 
-function textOf(content: z.infer<typeof ContentSchema> | null | undefined): string {
-  if (content == null) return "";
+/** The text of a message's content: a string, or its text parts joined (other parts are skipped). */
+export function contentText(content: unknown): string {
   if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
   return content
-    .map((part) => TextPartSchema.safeParse(part))
-    .flatMap((parsed) => (parsed.success ? [parsed.data.text] : []))
+    .map((part) => {
+      if (typeof part !== "object" || part === null) return "";
+      const { type, text } = part as { type?: unknown; text?: unknown };
+      return typeof type === "string" && TEXT_PART_TYPES.has(type) && typeof text === "string" ? text : "";
+    })
     .join("");
 }
 
-function messagesOf(request: Readable): z.infer<typeof MessagesBodySchema>["messages"] {
-  const parsed = MessagesBodySchema.safeParse(request.body);
-  return parsed.success ? parsed.data.messages : [];
+/** Tool-call arguments as sent in a JSON string: parsed, or the string itself when it is not JSON. */
+export function parseArguments(json: string): unknown {
+  try {
+    return JSON.parse(json);
+  } catch {
+    return json;
+  }
 }
 
-/** The text of the last user message (both formats), or null when there is none; for echoing the prompt. */
+/** A parsed or a recorded request: the prompt readers need only its prompt. */
+type Readable = { prompt: Prompt };
+
+/** The text of the last user message, or null when there is none; for echoing the prompt. */
 export function lastUserText(request: Readable): string | null {
-  const user = messagesOf(request).findLast((message) => message.role === "user");
-  return user === undefined ? null : textOf(user.content);
+  const user = request.prompt.items.findLast((item) => item.type === "message" && item.role === "user");
+  return user?.type === "message" ? user.text : null;
 }
 
-/** A tool result the client sent back, in either format (`isError` is Anthropic's `is_error`). */
+/** A tool result the client sent back, in any format (`isError` is Anthropic's `is_error`). */
 export const ToolResultSchema = z.object({
   toolCallId: z.string(),
   content: z.string(),
@@ -56,34 +92,12 @@ export type ToolResult = z.infer<typeof ToolResultSchema>;
 
 /**
  * Every tool result in the request's conversation, in order: OpenAI `role: "tool"` messages, Anthropic
- * `tool_result` blocks of user messages. None for a request to a path the double does not serve.
+ * `tool_result` blocks, Responses `function_call_output` items. None for a request the double could not read.
  */
 export function toolResults(request: Readable): ToolResult[] {
-  const results: ToolResult[] = [];
-  if (request.wire === null) return results;
-  for (const message of messagesOf(request)) {
-    if (request.wire === "openai") {
-      const tool = OpenAIToolMessageSchema.safeParse(message);
-      if (tool.success) {
-        results.push({
-          toolCallId: tool.data.tool_call_id,
-          content: textOf(tool.data.content),
-          isError: false,
-        });
-      }
-      continue;
-    }
-    if (message.role !== "user" || !Array.isArray(message.content)) continue;
-    for (const part of message.content) {
-      const block = AnthropicToolResultSchema.safeParse(part);
-      if (block.success) {
-        results.push({
-          toolCallId: block.data.tool_use_id,
-          content: textOf(block.data.content),
-          isError: block.data.is_error === true,
-        });
-      }
-    }
-  }
-  return results;
+  return request.prompt.items.flatMap((item) =>
+    item.type === "tool_result"
+      ? [{ toolCallId: item.toolCallId, content: item.content, isError: item.isError }]
+      : [],
+  );
 }

@@ -26,7 +26,7 @@ export type TextReply = z.infer<typeof TextReplySchema>;
 export const ToolCallSchema = z.object({
   name: z.string().min(1),
   arguments: z.record(z.string(), z.unknown()),
-  /** The call's id; by default `call_<request>_<n>` (OpenAI) or `toolu_<request>_<n>` (Anthropic). */
+  /** The call's id; by default `call_<request>_<n>` (OpenAI, Responses `call_id`) or `toolu_<request>_<n>` (Anthropic). */
   id: z.string().min(1).optional(),
 });
 export type ToolCall = z.infer<typeof ToolCallSchema>;
@@ -104,6 +104,7 @@ export type InvalidKeyReply = z.infer<typeof InvalidKeyReplySchema>;
  * 400 context overflow naming the limit: OpenAI `context_length_exceeded` ("This model's maximum context
  * length is N tokens…"), Anthropic `invalid_request_error` ("prompt is too long: X tokens > N maximum").
  * `tokens` is the prompt size reported; by default the larger of the request's estimate and `limit + 1`.
+ * The Responses API says it in words that name neither ("Your input exceeds the context window…").
  */
 export const ContextOverflowReplySchema = z.object({
   type: z.literal("context_overflow"),

@@ -1,10 +1,13 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { z } from "zod";
+import { readAnthropicPrompt } from "./anthropic-request";
 import { anthropicWire } from "./anthropic-wire";
 import { describeIssues, ProviderDoubleError } from "./errors";
+import { readOpenAIPrompt } from "./openai-request";
 import { openaiWire } from "./openai-wire";
 import type { ParsedRequest, Wire } from "./parsed-request";
+import { emptyPrompt } from "./prompt";
 import {
   type ContentReply,
   type DataReply,
@@ -15,6 +18,8 @@ import {
   type TextReply,
 } from "./reply";
 import type { RecordedRequest, ReplySource } from "./request";
+import { readResponsesRequest, type StoredItem } from "./responses-request";
+import { outputItems, responsesWire } from "./responses-wire";
 import type { ProviderDoubleStats } from "./stats";
 import { estimatePromptTokens, usageFor } from "./usage";
 import {
@@ -23,6 +28,7 @@ import {
   type HttpAnswer,
   JSON_HEADERS,
   type RenderContext,
+  type RequestReading,
   SSE_HEADERS,
   type WireFormat,
 } from "./wire";
@@ -51,9 +57,15 @@ const PATHS: Record<string, Wire> = {
   "/chat/completions": "openai",
   "/v1/messages": "anthropic",
   "/messages": "anthropic",
+  "/v1/responses": "responses",
+  "/responses": "responses",
 };
 
-const WIRE_FORMATS: Record<Wire, WireFormat> = { openai: openaiWire, anthropic: anthropicWire };
+const WIRE_FORMATS: Record<Wire, WireFormat> = {
+  openai: openaiWire,
+  anthropic: anthropicWire,
+  responses: responsesWire,
+};
 
 function now(): number {
   return performance.timeOrigin + performance.now();
@@ -91,14 +103,17 @@ function doubleError(status: number, message: string): HttpErrorReply {
 }
 
 /**
- * A loopback HTTP server speaking the OpenAI Chat Completions and Anthropic Messages wire formats with
- * scripted replies. Start it with `startProviderDouble()`.
+ * A loopback HTTP server speaking the OpenAI Chat Completions, Anthropic Messages and OpenAI Responses wire
+ * formats with scripted replies. Start it with `startProviderDouble()`.
  */
 export class ProviderDouble {
   /** `http://127.0.0.1:PORT` */
   readonly url: string;
   readonly port: number;
-  /** What `createOpenAICompatible({ baseURL })` takes: it posts to `${baseURL}/chat/completions`. */
+  /**
+   * What `createOpenAICompatible({ baseURL })` takes (it posts to `${baseURL}/chat/completions`), and
+   * `createOpenAI({ baseURL }).responses(model)` (it posts to `${baseURL}/responses`).
+   */
   readonly openaiBaseUrl: string;
   /** What `createAnthropic({ baseURL })` takes: it posts to `${baseURL}/messages`. */
   readonly anthropicBaseUrl: string;
@@ -116,6 +131,8 @@ export class ProviderDouble {
   #readCount = 0;
   #connections = new WeakMap<Socket, number>();
   #connectionCount = 0;
+  /** Output items of completed Responses replies, by item id, for `item_reference` (forgotten on `reset()`). */
+  #items = new Map<string, StoredItem>();
   #closing = false;
   #closed: Promise<void> | undefined;
 
@@ -256,10 +273,14 @@ export class ProviderDouble {
     });
   }
 
-  /** Forgets requests and scripts, restarts `seq` at 1, and restores the default reply given at start. */
+  /**
+   * Forgets requests, scripts and stored Responses items, restarts `seq` at 1, and restores the default
+   * reply given at start.
+   */
   reset(): void {
     this.#records = [];
     this.#scripts.clear();
+    this.#items.clear();
     this.#seq = 0;
     this.#readCount = 0;
     this.#maxInFlight = this.#inFlight;
@@ -300,6 +321,7 @@ export class ProviderDouble {
       route: "",
       stream: false,
       body: null,
+      prompt: emptyPrompt(),
       connection: this.#connections.get(req.socket)!,
       arrivedAt: now(),
       finishedAt: null,
@@ -374,6 +396,13 @@ export class ProviderDouble {
       this.#answer(record, res, wire, "double", refusal);
       return;
     }
+    const reading = this.#read(wire, fields);
+    record.prompt = reading.prompt;
+    if (reading.refusal !== null) {
+      this.#noteRead();
+      this.#answer(record, res, wire, "double", reading.refusal);
+      return;
+    }
     // Chosen before any wait, so that the record shows a delayed reply and `received()` can resolve.
     const { reply, source } = this.#next(record.route);
     record.source = source;
@@ -394,6 +423,7 @@ export class ProviderDouble {
       route: record.route,
       stream: record.stream,
       body,
+      prompt: record.prompt,
     };
     let computed: DataReply;
     try {
@@ -441,6 +471,18 @@ export class ProviderDouble {
       return { wire, refusal: doubleError(400, `The request body must be a JSON object; ${found}.`) };
     }
     return { wire, refusal: undefined };
+  }
+
+  /** The prompt, read the wire's way; for Responses also OpenAI's refusal of an input it would not take. */
+  #read(wire: Wire, body: Readonly<Record<string, unknown>>): RequestReading {
+    switch (wire) {
+      case "openai":
+        return { prompt: readOpenAIPrompt(body), refusal: null };
+      case "anthropic":
+        return { prompt: readAnthropicPrompt(body), refusal: null };
+      case "responses":
+        return readResponsesRequest(body, (id) => this.#items.get(id));
+    }
   }
 
   #errorContext(record: RecordedRequest) {
@@ -506,6 +548,11 @@ export class ProviderDouble {
     finished: boolean,
   ): void {
     const context = this.#renderContext(record, reply);
+    if (record.wire === "responses" && finished) {
+      // What OpenAI stores of a completed response (unless the request said `store: false`), for references.
+      const persisted = (record.body as { store?: unknown }).store !== false;
+      for (const item of outputItems(reply, context)) this.#items.set(item.id, { item, persisted });
+    }
     if (record.stream) {
       // The whole stream in one write too: a client parses SSE the same however the bytes are split.
       const body = format.events(reply, context, finished).join("");

@@ -21,4 +21,12 @@ describe("usage", () => {
     });
     expect(estimatePromptTokens(body)).toBeGreaterThan(estimatePromptTokens({ messages: [] }));
   });
+
+  it("reads a Responses body's instructions and input as it reads system and messages", () => {
+    const messages = [{ role: "user", content: "hi" }];
+    expect(estimatePromptTokens({ instructions: "be brief", input: messages })).toBe(
+      estimatePromptTokens({ system: "be brief", messages }),
+    );
+    expect(estimatePromptTokens({ input: messages })).toBeGreaterThan(estimatePromptTokens({}));
+  });
 });

@@ -1,3 +1,4 @@
+import type { Prompt } from "./prompt";
 import type {
   ContentReply,
   ContextOverflowReply,
@@ -29,6 +30,9 @@ export const ERROR_REPLY_TYPES: ReadonlySet<string> = new Set<ErrorReply["type"]
   "context_overflow",
   "http_error",
 ]);
+
+/** What the double read of a request, and its own 4xx when the provider would have refused the request. */
+export type RequestReading = { prompt: Prompt; refusal: HttpErrorReply | null };
 
 /** What a wire format needs to know about the request to render a reply to it. */
 export type RenderContext = {

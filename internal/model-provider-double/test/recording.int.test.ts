@@ -285,6 +285,108 @@ describe("on the wire", () => {
   });
 });
 
+describe("the Responses wire", () => {
+  type ResponseBody = { id: string; output: Array<{ type: string; id: string; call_id?: string }> };
+  const user = { role: "user", content: [{ type: "input_text", text: "hi" }] };
+
+  it("serves /v1/responses and /responses, recording the wire, the stream flag and the prompt", async () => {
+    provider.script("r", [text("one"), text("two")]);
+    const plain = await post("/v1/responses", {
+      model: "r",
+      instructions: "Be brief.",
+      input: [user],
+      max_output_tokens: 50,
+    });
+    expect(plain.status).toBe(200);
+    expect(((await plain.json()) as ResponseBody).output[0]).toMatchObject({ type: "message" });
+    const streamed = await post("/responses", { model: "r", input: "again", stream: true });
+    expect(streamed.headers.get("content-type")).toMatch(/^text\/event-stream/);
+    expect(await streamed.text()).toMatch(/^event: response\.created\n/);
+    expect(provider.requests.map((r) => [r.wire, r.path, r.stream, r.reply?.type])).toEqual([
+      ["responses", "/v1/responses", false, "text"],
+      ["responses", "/responses", true, "text"],
+    ]);
+    expect(provider.requests[0]!.prompt).toEqual({
+      instructions: ["Be brief."],
+      items: [{ type: "message", role: "user", text: "hi" }],
+      tools: [],
+      maxOutputTokens: 50,
+    });
+    for (const record of provider.requests) expect(RecordedRequestSchema.parse(record)).toEqual(record);
+  });
+
+  it("resolves an item_reference to an item it sent, unless that response was not stored", async () => {
+    provider.script("ref", [
+      toolCalls([{ name: "ls", arguments: {} }], { text: "Looking." }),
+      text("stored: referenced"),
+      toolCalls([{ name: "ls", arguments: {} }], { text: "Not kept." }),
+      text("never sent"),
+    ]);
+    const first = (await (
+      await post("/v1/responses", { model: "ref", input: [user] })
+    ).json()) as ResponseBody;
+    const [message, call] = first.output;
+    const followUp = (refs: string, callId: string) => ({
+      model: "ref",
+      input: [
+        user,
+        { type: "item_reference", id: refs },
+        { type: "function_call", call_id: callId, name: "ls", arguments: "{}" },
+        { type: "function_call_output", call_id: callId, output: "a.ts" },
+      ],
+    });
+    const second = await post("/v1/responses", followUp(message!.id, call!.call_id!));
+    expect(second.status).toBe(200);
+    expect(provider.requests[1]!.prompt.items.slice(0, 2)).toEqual([
+      { type: "message", role: "user", text: "hi" },
+      { type: "message", role: "assistant", text: "Looking." },
+    ]);
+
+    const unstored = (await (
+      await post("/v1/responses", { model: "ref", input: [user], store: false })
+    ).json()) as ResponseBody;
+    const refused = await post(
+      "/v1/responses",
+      followUp(unstored.output[0]!.id, unstored.output[1]!.call_id!),
+    );
+    expect(refused.status).toBe(404);
+    expect(await refused.json()).toEqual({
+      error: {
+        message: expect.stringMatching(
+          new RegExp(
+            `^Item with id '${unstored.output[0]!.id}' not found\\. Items are not persisted when \`store\` is set to false\\.`,
+          ),
+        ),
+        type: "invalid_request_error",
+        param: null,
+        code: null,
+      },
+    });
+    expect(provider.requests[3]).toMatchObject({
+      source: "double",
+      reply: { type: "http_error", status: 404 },
+    });
+    expect(provider.remaining("ref")).toBe(1);
+
+    provider.reset();
+    const forgotten = await post("/v1/responses", followUp(message!.id, call!.call_id!));
+    expect(forgotten.status).toBe(404);
+  });
+
+  it("refuses a tool output whose call is not in the input, without using the script", async () => {
+    provider.script("pairs", [text("unused")]);
+    const response = await post("/v1/responses", {
+      model: "pairs",
+      input: [user, { type: "function_call_output", call_id: "call_gone", output: "x" }],
+    });
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as { error: { message: string } }).error.message).toBe(
+      "No tool call found for function call output with call_id call_gone.",
+    );
+    expect(provider.remaining("pairs")).toBe(1);
+  });
+});
+
 describe("control routes and close()", () => {
   it("reports stats and resets over HTTP, without recording those requests", async () => {
     await post("/v1/messages", { model: "c", messages: [] });

@@ -112,11 +112,27 @@ describe.each(WIRES_UNDER_TEST)("%s wire", (wire) => {
       const [first, second] = provider.requestsFor("m-tools");
       expect(provider.requestsFor("m-tools")).toHaveLength(2);
       expect(toolResults(first!)).toEqual([]);
-      const defaultId = wire === "openai" ? `call_${first!.seq}_0` : `toolu_${first!.seq}_0`;
+      const defaultId = wire === "anthropic" ? `toolu_${first!.seq}_0` : `call_${first!.seq}_0`;
       expect(toolResults(second!)).toEqual([
         { toolCallId: defaultId, content: expect.stringContaining("sunny in Paris"), isError: false },
         { toolCallId: "call-fixed", content: expect.stringContaining("noon UTC"), isError: false },
       ]);
+      // The same conversation whatever the wire (Responses: the text comes back as an item_reference).
+      expect(
+        second!.prompt.items.map((item) => (item.type === "message" ? [item.role, item.text] : item.type)),
+      ).toEqual([
+        ["user", "Say hello."],
+        ["assistant", "Let me check."],
+        "tool_call",
+        "tool_call",
+        "tool_result",
+        "tool_result",
+      ]);
+      expect(second!.prompt.items.filter((item) => item.type === "tool_call")).toEqual([
+        { type: "tool_call", id: defaultId, name: "weather", arguments: { city: "Paris" } },
+        { type: "tool_call", id: "call-fixed", name: "clock", arguments: { zone: "UTC" } },
+      ]);
+      expect(first!.prompt).toMatchObject({ tools: ["weather", "clock"], maxOutputTokens: 256 });
       expect(provider.remaining("m-tools")).toBe(0);
     });
 
@@ -340,7 +356,23 @@ describe.each(WIRES_UNDER_TEST)("%s wire", (wire) => {
       },
     ];
 
-    it.each(wire === "openai" ? openaiCases : anthropicCases)(
+    // The Responses API answers as Chat Completions does, but for a context overflow, in words naming no limit.
+    const responsesCases: ErrorCase[] = [
+      ...openaiCases.filter((c) => c.reply.type !== "context_overflow"),
+      {
+        name: "context overflow",
+        reply: contextOverflow({ limit: 8192 }),
+        status: 400,
+        message:
+          "Your input exceeds the context window of this model. Please adjust your input and try again.",
+        data: {
+          error: { type: "invalid_request_error", code: "context_length_exceeded", param: "input" },
+        },
+      },
+    ];
+    const cases = { openai: openaiCases, anthropic: anthropicCases, responses: responsesCases };
+
+    it.each(cases[wire])(
       "surfaces $name as the SDK's APICallError",
       async ({ reply, status, message, data, headers }) => {
         provider.script("m-error", [reply]);
@@ -383,8 +415,12 @@ describe.each(WIRES_UNDER_TEST)("%s wire", (wire) => {
         expect(result.streamErrors.map((e) => (e as Error).message)).toEqual([
           "Response stream ended without a finish reason.",
         ]);
+      } else if (wire === "responses" && !stream) {
+        // a Responses object has no finish reason: the SDK reads "stop" whatever its status ("in_progress")
+        expect(result.finishReason).toBe("stop");
+        expect(result.streamErrors).toEqual([]);
       } else {
-        // a null finish_reason / stop_reason, or an Anthropic stream with no message_delta: "other"
+        // a null finish_reason / stop_reason, or a stream with no message_delta / response.completed: "other"
         expect(result.finishReason).toBe("other");
         expect(result.streamErrors).toEqual([]);
       }

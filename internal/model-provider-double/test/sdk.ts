@@ -1,13 +1,14 @@
 /*
  * The real AI SDK clients pointed at a provider double, and one way to call them in both modes, so every
- * test runs the same assertions against `generateText` and `streamText` of both providers.
+ * test runs the same assertions against `generateText` and `streamText` of every wire's provider.
  */
 import { createAnthropic } from "@ai-sdk/anthropic";
+import { createOpenAI } from "@ai-sdk/openai";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import { generateText, type LanguageModel, stepCountIs, streamText, type ToolSet } from "ai";
 import type { ProviderDouble, Wire } from "../src/index";
 
-export const WIRES_UNDER_TEST: Wire[] = ["openai", "anthropic"];
+export const WIRES_UNDER_TEST: Wire[] = ["openai", "anthropic", "responses"];
 export const MODES = ["generate", "stream"] as const;
 export type Mode = (typeof MODES)[number];
 
@@ -23,6 +24,10 @@ export function modelFor(provider: ProviderDouble, wire: Wire, route: string): L
       includeUsage: true,
     });
     return openai(route);
+  }
+  if (wire === "responses") {
+    // `@ai-sdk/openai`'s Responses model, as the native loop makes it for `api_style: responses`.
+    return createOpenAI({ baseURL: provider.openaiBaseUrl, apiKey: OPENAI_KEY }).responses(route);
   }
   return createAnthropic({ baseURL: provider.anthropicBaseUrl, apiKey: ANTHROPIC_KEY })(route);
 }

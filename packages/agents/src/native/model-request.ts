@@ -170,9 +170,12 @@ export async function sendModelRequest(request: ModelRequest): Promise<ModelRepl
     throw new ModelRequestError(failure("agent_aborted", "the request was aborted"));
   const fatal = errors.find((e) => (e as { message?: unknown }).message !== FINISHLESS_STREAM_MESSAGE);
   if (fatal !== undefined) throw new ModelRequestError(classifyModelError(fatal, false), fatal);
-  // No finish reason on the wire: OpenAI-compatible flags it as an error part, Anthropic leaves it unset.
-  const finishless =
-    errors.length > 0 || finishReason === null || rawFinishReason === undefined || rawFinishReason === "";
+  // No finish on the wire: OpenAI-compatible flags it as an error part; Anthropic (no `message_delta`) and
+  // the Responses API (no `response.completed`) leave the SDK's start value, "other" with no raw reason. A
+  // completed Responses stream has no raw reason either (`incomplete_details` is null), but "stop" or
+  // "tool-calls".
+  const noRawReason = rawFinishReason === undefined || rawFinishReason === "";
+  const finishless = errors.length > 0 || finishReason === null || (finishReason === "other" && noRawReason);
   if (request.requireFinishReason && finishless) {
     throw new ModelRequestError(
       failure(

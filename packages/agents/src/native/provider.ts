@@ -2,7 +2,7 @@ import { createAnthropic } from "@ai-sdk/anthropic";
 import { createOpenAI } from "@ai-sdk/openai";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import { type ModelProfile, PROVIDERS, resolveTemplates } from "@icode/agent-profiles";
-import type { LanguageModel } from "ai";
+import { defaultSettingsMiddleware, type LanguageModel, wrapLanguageModel } from "ai";
 import { failure, type ModelFailure } from "./classify";
 import { type DispatcherPool, type HttpSettings, providerFetch, type RequestExtras } from "./http";
 
@@ -17,8 +17,8 @@ export type ResolvedModel = { ok: true; model: LanguageModel } | { ok: false; fa
 
 /** `chat_options` keys that are not request fields: they say where the rest goes. */
 const EXTRA_KEYS = ["extra_body", "extra_headers", "extra_query"] as const;
-/** Fields the engine owns: the conversation and the streaming mode. */
-const RESERVED_BODY_KEYS = ["messages", "stream", "model"];
+/** Fields the engine owns: the conversation (`messages`, or the Responses API's `input`) and the streaming mode. */
+const RESERVED_BODY_KEYS = ["messages", "input", "stream", "model"];
 
 /** Refuses at attempt start what the pinned SDKs cannot do for this profile (never accepted and ignored). */
 export function unsupportedSetting(model: ModelProfile): ModelFailure | null {
@@ -122,7 +122,17 @@ function makeModel(
       headers: headerValues,
       fetch,
     });
-    return responses.responses(model.model_id);
+    // The loop keeps the conversation, so every request carries it whole. Left to its default (`store`
+    // unset, which OpenAI takes as true) the SDK sends earlier output items as `item_reference`s to what the
+    // provider stored: that fails where nothing is stored (`store: false` in chat_options, zero data
+    // retention, DeepSeek's stateless Responses API). Only `chat_options.store: true` asks for storage, and
+    // then the SDK may refer to stored items. With `store: false` the SDK also asks reasoning models for
+    // their encrypted reasoning, so it goes back too.
+    const store = extras.body["store"] === true;
+    return wrapLanguageModel({
+      model: responses.responses(model.model_id),
+      middleware: defaultSettingsMiddleware({ settings: { providerOptions: { openai: { store } } } }),
+    });
   }
   const openai = createOpenAICompatible({
     name: provider,
