@@ -10,7 +10,16 @@ import { existsSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { writeTree } from "@icode/test-utils";
 import { describe, expect, it } from "vitest";
-import { icode, type Project, project, runIds, runJson, SLOW, sessionIds } from "./run-helpers";
+import {
+  icode,
+  type Project,
+  parseErrorJson,
+  project,
+  runIds,
+  runJson,
+  SLOW,
+  sessionIds,
+} from "./run-helpers";
 
 function workflow(title: string, extra = ""): string {
   return `from chrys.workflows import WorkflowBuilder, WorkflowValue
@@ -40,7 +49,11 @@ async function expectRefused(
   for (const mode of modes) {
     const r = await icode(p, ["workflow", "run", id, "--input", "x", ...mode], env);
     expect(r.exitCode, `${r.stdout}\n${r.stderr}`).toBe(1);
-    expect(r.stdout).toBe("");
+    if (mode.includes("--json")) {
+      expect(parseErrorJson(r, "trust_required").hint).toContain("--trust");
+    } else {
+      expect(r.stdout).toBe("");
+    }
     expect(r.stderr).toContain("--trust");
     expect(r.stderr).not.toContain("hi x");
   }

@@ -74,7 +74,7 @@ describe("icode workflow validate: arguments", () => {
     const r = await runCli(["workflow", "validate"], { cwd: tmpDir() });
     expect(r.exitCode).toBe(2);
     expect(r.stdout).toBe("");
-    expect(r.stderr).toContain("Usage: icode workflow validate <path> [--json]");
+    expect(r.stderr).toContain("Usage: icode workflow validate <path> [--json] [-q]");
   });
 
   it("exits 2 for an unknown option", async () => {
