@@ -230,10 +230,15 @@ export const command = {
         ...(event.output.truncated ? ["  | … (output truncated)"] : []),
       ]);
     });
-    run.events.on("warning", (event) => {
-      const source = event.source === "hooks" ? "hook: " : "";
-      say([`warning: ${source}${oneLine(event.message)} [${event.code}]`]);
-    });
+    // Each problem once: a broken hooks.json is found again by the session_end hooks of `close()`.
+    const warned = new Set<string>();
+    const warning = (source: string, code: string, message: string): string[] => {
+      const key = `${source}\u0000${code}\u0000${message}`;
+      if (warned.has(key)) return [];
+      warned.add(key);
+      return [`warning: ${source === "hooks" ? "hook: " : ""}${oneLine(message)} [${code}]`];
+    };
+    run.events.on("warning", (event) => say(warning(event.source, event.code, event.message)));
     run.events.on("runs_recovered", (event) => {
       say(
         event.runs.map(
@@ -261,9 +266,7 @@ export const command = {
       terminal?.close();
     }
     const { warnings } = await engine.close();
-    for (const warning of warnings) {
-      io.stderr.write(`warning: hook: ${oneLine(warning.message)} [${warning.code}]\n`);
-    }
+    for (const w of warnings) writeLines(io, warning("hooks", w.code, w.message));
     const duration = (performance.now() - started) / 1000;
     const stop = signal.aborted ? stopSignalOf(signal) : "SIGINT";
     const code = exitCodeOf(report, stop);
