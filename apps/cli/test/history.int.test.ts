@@ -97,7 +97,10 @@ describe("icode sessions list, icode runs list|show|logs", SLOW, () => {
     const json = await icode(p, ["sessions", "list", "--json"]);
     expect(json.exitCode, json.stderr).toBe(0);
     const out = z
-      .strictObject({ version: z.literal(1), sessions: z.array(z.looseObject({ session_id: z.string(), runs: z.number() })) })
+      .strictObject({
+        version: z.literal(1),
+        sessions: z.array(z.looseObject({ session_id: z.string(), runs: z.number() })),
+      })
       .parse(JSON.parse(json.stdout));
     expect(out.sessions.map((s) => [s.session_id, s.runs])).toEqual([
       [failed.session_id, 2],
@@ -111,9 +114,16 @@ describe("icode sessions list, icode runs list|show|logs", SLOW, () => {
   it("runs list: run ID, workflow, outcome, start and duration, newest first; -s keeps one session", async () => {
     const json = await icode(p, ["runs", "list", "--json"]);
     expect(json.exitCode, json.stderr).toBe(0);
-    const { runs } = z.strictObject({ version: z.literal(1), runs: z.array(RunSummary) }).parse(JSON.parse(json.stdout));
+    const { runs } = z
+      .strictObject({ version: z.literal(1), runs: z.array(RunSummary) })
+      .parse(JSON.parse(json.stdout));
     expect(runs).toHaveLength(3);
-    expect(runs[1]).toMatchObject({ run_id: echoed.run_id, workflow_id: "echo", outcome: "completed", state: "finished" });
+    expect(runs[1]).toMatchObject({
+      run_id: echoed.run_id,
+      workflow_id: "echo",
+      outcome: "completed",
+      state: "finished",
+    });
     expect(runs[2]).toMatchObject({ run_id: failed.run_id, workflow_id: "steps", outcome: "node_failed" });
     expect(runs[2]!.location).toBe(runDir(p.home, failed.session_id!, failed.run_id));
     expect(runs.every((r) => r.duration !== null && r.duration >= 0)).toBe(true);
@@ -124,7 +134,11 @@ describe("icode sessions list, icode runs list|show|logs", SLOW, () => {
     const text = await icode(p, ["runs", "list"]);
     const lines = text.stdout.trimEnd().split("\n");
     expect(lines[0]).toMatch(/^Run +Workflow +Outcome +Started \(UTC\) +Duration +Session$/);
-    expect(lines[3]).toMatch(new RegExp(`^${failed.run_id} +steps +node_failed +\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d +[\\d.]+ s +${failed.session_id}$`));
+    expect(lines[3]).toMatch(
+      new RegExp(
+        `^${failed.run_id} +steps +node_failed +\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d +[\\d.]+ s +${failed.session_id}$`,
+      ),
+    );
   });
 
   it("runs show: nodes, attempts, outcome, the failure with its traceback, the run folder", async () => {
@@ -135,16 +149,25 @@ describe("icode sessions list, icode runs list|show|logs", SLOW, () => {
       run: { outcome: string; location: string };
       node_id: string;
       inspection: { activations: { node_id: string; state: string; attempts: number }[] };
-      failures: { node_id: string; final: boolean; error: { class: string; message: string; traceback: string } }[];
+      failures: {
+        node_id: string;
+        final: boolean;
+        error: { class: string; message: string; traceback: string };
+      }[];
     };
     expect(details.version).toBe(1);
-    expect(details.run).toMatchObject({ outcome: "node_failed", location: runDir(p.home, failed.session_id!, failed.run_id) });
+    expect(details.run).toMatchObject({
+      outcome: "node_failed",
+      location: runDir(p.home, failed.session_id!, failed.run_id),
+    });
     expect(details.node_id).toBe("b");
     expect(details.inspection.activations.map((a) => [a.node_id, a.state, a.attempts])).toEqual([
       ["a", "completed", 1],
       ["b", "failed", 1],
     ]);
-    expect(details.failures).toMatchObject([{ node_id: "b", final: true, error: { class: "exception", message: "ValueError: cannot use x" } }]);
+    expect(details.failures).toMatchObject([
+      { node_id: "b", final: true, error: { class: "exception", message: "ValueError: cannot use x" } },
+    ]);
     expect(details.failures[0]!.error.traceback).toContain(`line ${HELPER_LINE}, in helper`);
 
     const text = await icode(p, ["runs", "show", failed.run_id]);
@@ -160,14 +183,18 @@ describe("icode sessions list, icode runs list|show|logs", SLOW, () => {
   it("runs logs: what nodes printed and emitted; --node keeps one node", async () => {
     const text = await icode(p, ["runs", "logs", failed.run_id]);
     expect(text.exitCode, text.stderr).toBe(0);
-    expect(text.stdout).toBe("── a@iter#1 attempt 1: print() ──\n  | hello from a\n── ctx.emit() ──\n  a@iter#1: half way\n");
+    expect(text.stdout).toBe(
+      "── a@iter#1 attempt 1: print() ──\n  | hello from a\n── ctx.emit() ──\n  a@iter#1: half way\n",
+    );
     const onlyB = await icode(p, ["runs", "logs", failed.run_id, "--node", "b"]);
     expect(onlyB).toMatchObject({ exitCode: 0, stdout: "" });
     const json = await icode(p, ["runs", "logs", failed.run_id, "--json"]);
     expect(JSON.parse(json.stdout)).toMatchObject({
       version: 1,
       run_id: failed.run_id,
-      captured: [{ node_id: "a", attempt: 1, phase: "node", stdout: { text: "hello from a\n", truncated: false } }],
+      captured: [
+        { node_id: "a", attempt: 1, phase: "node", stdout: { text: "hello from a\n", truncated: false } },
+      ],
       emits: [{ node_id: "a", text: "half way" }],
     });
   });
@@ -176,7 +203,9 @@ describe("icode sessions list, icode runs list|show|logs", SLOW, () => {
     const missing = "0123456789abcdef0123456789abcdef";
     const text = await icode(p, ["runs", "show", missing]);
     expect(text.exitCode).toBe(1);
-    expect(text.stderr).toBe(`error: no recorded run ${missing} [run_not_found]\n  help: list runs with: icode runs list\n`);
+    expect(text.stderr).toBe(
+      `error: no recorded run ${missing} [run_not_found]\n  help: list runs with: icode runs list\n`,
+    );
     expect(parseErrorJson(await icode(p, ["runs", "logs", missing, "--json"]), "run_not_found").hint).toBe(
       "list runs with: icode runs list",
     );
@@ -221,7 +250,9 @@ describe("icode workflow run: the note about orphaned runs", SLOW, () => {
     const r = await icode(p, ["workflow", "run", "blocks", "-s", sid, "--input", "quick"]);
     expect(r.exitCode, r.stderr).toBe(0);
     expect(r.stderr).toMatch(
-      new RegExp(`\\nnote: marked run ${before.runs[0]!.run_id} of this session orphaned: its process \\(pid \\d+\\) ended without finishing it\\n`),
+      new RegExp(
+        `\\nnote: marked run ${before.runs[0]!.run_id} of this session orphaned: its process \\(pid \\d+\\) ended without finishing it\\n`,
+      ),
     );
     const after = JSON.parse((await icode(p, ["runs", "list", "--json"])).stdout) as {
       runs: { run_id: string; outcome: string }[];
