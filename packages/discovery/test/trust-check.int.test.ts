@@ -49,7 +49,9 @@ describe("checkTrust and confirmTrust", () => {
       changed: [],
     });
     // Before the definition is known, only source and environment are compared.
-    expect(await checkTrust(subject(root), { ...options, definitionDigest: null })).toMatchObject({ trusted: true });
+    expect(await checkTrust(subject(root), { ...options, definitionDigest: null })).toMatchObject({
+      trusted: true,
+    });
     const changed = await checkTrust(subject(root, { environmentFingerprint: sha256Hex("other") }), {
       ...options,
       definitionDigest: sha256Hex("new definition"),

@@ -22,7 +22,7 @@ import { oneLine } from "../render/flatten";
 import { ProgressLines } from "../render/progress";
 import { shellQuote } from "../render/shell-quote";
 import { tracebackLines } from "../render/traceback";
-import { renderDiagnostic } from "../render/validate-text";
+import { cliHintOf, renderDiagnostic } from "../render/validate-text";
 import { loadTimeoutMs } from "../settings";
 import { UsageError } from "../usage";
 
@@ -103,6 +103,10 @@ async function cliHint(report: RejectedRun, workflowId: string, values: Values, 
       return "list sessions with: icode sessions list (or run without -s to start a new session)";
     case "session_invalid":
       return "run without -s to start a new session";
+    case "workflow_unreadable": {
+      const reason = report.diagnostics[0];
+      return reason === undefined ? report.hint : cliHintOf(reason);
+    }
     case "validation_failed": {
       const file = report.diagnostics.find((d) => d.file !== null)?.file;
       return file === undefined || file === null
