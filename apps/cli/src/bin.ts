@@ -50,7 +50,10 @@ void main(process.argv.slice(2), {
   },
   stdout: toleratingClosedReader(process.stdout),
   stderr: toleratingClosedReader(process.stderr),
-  terminal: { stdin: isatty(0), stderr: isatty(2), columns: process.stderr.columns },
+  // Looked at only by a command that needs it (`--interactive`).
+  get terminal() {
+    return { stdin: isatty(0), stderr: isatty(2), columns: process.stderr.columns };
+  },
 }).then(async (code) => {
   process.exitCode = code;
   await flushed(process.stdout);
