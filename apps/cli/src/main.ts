@@ -65,7 +65,7 @@ const REPORT_HINT = "this is a defect of icode; please report it with the comman
 
 /**
  * A usage error: `icode: <message>`, a blank line and the usage on stderr, exit 2; in `--json` mode also the
- * error object on stdout (decision 0029).
+ * error object on stdout (decision 0031).
  */
 function usageError(
   io: CliIo,

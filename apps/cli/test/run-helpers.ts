@@ -84,7 +84,7 @@ export function parseRunJson(r: CliResult): RunJson {
 }
 
 /**
- * The `--json` error object: `{"error": {"code", "message", "hint", …}}` (docs/cli.md, decision 0029), for
+ * The `--json` error object: `{"error": {"code", "message", "hint", …}}` (docs/cli.md, decision 0031), for
  * usage errors, rejections and failed commands.
  */
 export const ErrorJsonSchema = z.strictObject({
