@@ -16,7 +16,9 @@ export default defineConfig({
     // AI and MCP SDKs (`eventsource-parser`, `eventsource`) export raw TypeScript under "source", which Node
     // cannot load: Vite loads that chain instead, as it loads our own sources.
     server: {
-      deps: { inline: ["ai", /\/@ai-sdk\//, "eventsource-parser", /\/@modelcontextprotocol\//, "eventsource"] },
+      deps: {
+        inline: ["ai", /\/@ai-sdk\//, "eventsource-parser", /\/@modelcontextprotocol\//, "eventsource"],
+      },
     },
   },
 });

@@ -67,6 +67,10 @@ def wire(result: object) -> WorkflowValue:
     return from_wire(json.loads(encoded))
 
 
+class NodeFailed(Exception):
+    """A node raised: the run stops there, as the scheduler's `fail` policy (the CLI's) does."""
+
+
 class Run:
     def __init__(self) -> None:
         self.results: Dict[str, WorkflowValue] = {}
@@ -74,6 +78,17 @@ class Run:
         self.iterations: Dict[str, int] = {}
         self.outputs: List[Tuple[str, WorkflowValue]] = []
         self.emitted: List[str] = []
+        self.failure: Optional[Tuple[str, BaseException]] = None
+        """The node that raised and what it raised; the run's outcome is then node_failed."""
+
+    def failed(self, node_id: str) -> str:
+        """The message of the ``ValueError`` that ``node_id`` raised, ending the run without outputs."""
+        assert self.failure is not None, f"the run did not fail; outputs: {[found for found, _ in self.outputs]}"
+        found, error = self.failure
+        assert found == node_id, f"{found!r} failed, not {node_id!r}: {error!r}"
+        assert type(error) is ValueError, f"{node_id} raised {error!r}, not a ValueError"
+        assert self.outputs == [], f"a failed run has no outputs, got {[found for found, _ in self.outputs]}"
+        return str(error)
 
     def output(self, node_id: str) -> WorkflowValue:
         for found, value in self.outputs:
@@ -93,7 +108,10 @@ class GraphRun:
 
     def __call__(self, text: str) -> Run:
         run = Run()
-        self._scope(None, self.manifest["start"], WorkflowValue(text), run)
+        try:
+            self._scope(None, self.manifest["start"], WorkflowValue(text), run)
+        except NodeFailed:
+            return run
         run.outputs = [(node_id, run.results[node_id]) for node_id in self.manifest["outputs"] if node_id in run.results]
         return run
 
@@ -171,9 +189,14 @@ class GraphRun:
         fn = self.callables[f"node:{node_id}"]
         recorder = Recorder()
         args = (value, NodeContext(recorder)) if node["takes_context"] else (value,)
-        result = fn(*args)
-        if node["is_async"]:
-            result = asyncio.run(result)
+        try:
+            result = fn(*args)
+            if node["is_async"]:
+                result = asyncio.run(result)
+        except Exception as error:
+            run.emitted.extend(recorder.messages)
+            run.failure = (node_id, error)
+            raise NodeFailed(node_id) from error
         run.emitted.extend(recorder.messages)
         return wire(result)
 
@@ -358,14 +381,14 @@ class WordStats(unittest.TestCase):
         self.assertEqual(len(top), 10)
         self.assertEqual(top[0], {"word": "word0", "count": 20})
 
-    def test_empty_and_blank_input_say_there_is_nothing_to_count(self) -> None:
-        for text in ("", "  \n\t\n"):
+    def test_empty_and_blank_input_fail_the_run_saying_there_is_nothing_to_count(self) -> None:
+        for text in ("", "  \n\t\n", "\ufeff\r\n"):
             with self.subTest(repr(text)):
-                value = self.run_graph(text).output("report")
-                self.assertTrue(value.data["empty"])
-                self.assertEqual(value.data["words"]["total"], 0)
-                self.assertEqual(value.data["top_words"], [])
-                self.assertIn("The input is empty", value.text)
+                run = self.run_graph(text)
+                message = run.failed("prepare")
+                self.assertIn("The input is empty: there is nothing to count.", message)
+                self.assertIn('icode workflow run word-stats --input "$(cat notes.txt)"', message)
+                self.assertEqual(run.executed, ["prepare"], "no branch runs")
 
     def test_punctuation_only_counts_characters_but_no_words(self) -> None:
         value = self.run_graph("!!! ??? ...").output("report")
@@ -456,7 +479,7 @@ class DiffSummary(unittest.TestCase):
     def test_definition_switches_then_joins_two_branches(self) -> None:
         definition = self.workflow.definition
         self.assertEqual(definition.title, "Diff summary")
-        self.assertEqual(definition.outputs, ("report", "explain"))
+        self.assertEqual(definition.outputs, ("report",))
         conditions = {(edge.source, edge.target): edge.condition for edge in definition.edges}
         self.assertEqual(conditions[("parse", "summarise_files")], {"kind": "case", "index": 0})
         self.assertEqual(conditions[("parse", "explain")], {"kind": "default"})
@@ -544,18 +567,14 @@ class DiffSummary(unittest.TestCase):
         self.assertEqual(value.data["suspicious"], [])
         self.assertIn("No suspicious additions found.", value.text)
 
-    def test_empty_and_non_diff_input_are_explained(self) -> None:
+    def test_empty_and_non_diff_input_fail_the_run_with_an_explanation(self) -> None:
         for text, says in (("", "The input is empty"), ("just some words\n--- not\n", "holds no unified diff")):
             with self.subTest(says):
                 run = self.run_graph(text)
-                self.assertEqual([node for node, _ in run.outputs], ["explain"])
-                self.assertNotIn("summarise_files", run.executed)
-                self.assertNotIn("find_suspicious", run.executed)
-                self.assertNotIn("report", run.executed, "the join and report are skipped")
-                value = run.output("explain")
-                self.assertIn(says, value.text)
-                self.assertIn('icode workflow run diff-summary --input "$(git diff)"', value.text)
-                self.assertFalse(value.data["is_diff"])
+                message = run.failed("explain")
+                self.assertIn(says, message)
+                self.assertIn('icode workflow run diff-summary --input "$(git diff)"', message)
+                self.assertEqual(run.executed, ["parse", "explain"], "no branch, join or report runs")
 
     def test_bounds_the_listed_findings(self) -> None:
         lines = "".join(f"+print({index})\n" for index in range(300))
@@ -571,10 +590,16 @@ class JsonFormat(unittest.TestCase):
         self.workflow = load("json-format")
         self.run_graph = GraphRun(self.workflow)
 
+    def error(self, text: str) -> Dict[str, Any]:
+        """What ``parse`` found wrong with ``text``; the run then fails at ``explain``."""
+        run = self.run_graph(text)
+        run.failed("explain")
+        return run.results["parse"].data["error"]
+
     def test_definition_switches_on_validity(self) -> None:
         definition = self.workflow.definition
         self.assertEqual(definition.title, "JSON format")
-        self.assertEqual(definition.outputs, ("formatted", "explain"))
+        self.assertEqual(definition.outputs, ("formatted",))
         conditions = {(edge.source, edge.target): edge.condition for edge in definition.edges}
         self.assertEqual(
             conditions, {("parse", "formatted"): {"kind": "case", "index": 0}, ("parse", "explain"): {"kind": "default"}}
@@ -617,12 +642,16 @@ class JsonFormat(unittest.TestCase):
         self.assertEqual(fenced.text, '{\n  "a": [\n    1,\n    2\n  ]\n}')
         self.assertEqual(fenced.data["warnings"], ["removed the Markdown code fence around the input"])
 
-    def test_invalid_json_names_line_and_column_and_marks_it(self) -> None:
+    def test_invalid_json_fails_the_run_naming_line_and_column_and_marking_it(self) -> None:
         run = self.run_graph('{\n  "a": 1,\n  "b" 2\n}')
-        self.assertEqual([node for node, _ in run.outputs], ["explain"])
-        value = run.output("explain")
         self.assertEqual(
-            value.data,
+            run.failed("explain"),
+            "Invalid JSON: Expecting ':' delimiter at line 3, column 7. "
+            "Hint: Each key in an object is followed by a colon and a value.",
+        )
+        self.assertEqual(run.emitted, ['    3 |   "b" 2', "      |       ^"])
+        self.assertEqual(
+            run.results["parse"].data,
             {
                 "valid": False,
                 "error": {
@@ -633,15 +662,6 @@ class JsonFormat(unittest.TestCase):
                     "hint": "Each key in an object is followed by a colon and a value.",
                 },
             },
-        )
-        self.assertEqual(
-            value.text.split("\n"),
-            [
-                "Invalid JSON: Expecting ':' delimiter at line 3, column 7.",
-                '    3 |   "b" 2',
-                "      |       ^",
-                "Hint: Each key in an object is followed by a colon and a value.",
-            ],
         )
 
     def test_common_mistakes_get_hints(self) -> None:
@@ -656,33 +676,34 @@ class JsonFormat(unittest.TestCase):
         }
         for text, (message, hint) in cases.items():
             with self.subTest(text):
-                error = self.run_graph(text).output("explain").data["error"]
+                error = self.error(text)
                 self.assertIn(message, error["message"])
                 self.assertIn(hint, error["hint"])
         for text in ('{"a": 1,}', "[1, 2,]"):  # Python 3.13 words these "Illegal trailing comma"
             with self.subTest(text):
-                self.assertIn("comma", self.run_graph(text).output("explain").data["error"]["hint"])
-        error = self.run_graph('{"s": "x", "y": [NaN]}').output("explain").data["error"]
+                self.assertIn("comma", self.error(text)["hint"])
+        error = self.error('{"s": "x", "y": [NaN]}')
         self.assertEqual((error["line"], error["column"]), (1, 18))
 
     def test_positions_count_in_the_input_as_given(self) -> None:
-        error = self.run_graph('```json\n{\n  "a": tru\n}\n```').output("explain").data["error"]
+        error = self.error('```json\n{\n  "a": tru\n}\n```')
         self.assertEqual((error["line"], error["column"]), (3, 8))
 
-    def test_empty_input(self) -> None:
+    def test_empty_input_fails_the_run(self) -> None:
         for text in ("", "   \n"):
             with self.subTest(repr(text)):
-                value = self.run_graph(text).output("explain")
-                self.assertIn("The input is empty", value.text)
-                self.assertIn("icode workflow run json-format --input", value.text)
-                self.assertFalse(value.data["valid"])
+                run = self.run_graph(text)
+                message = run.failed("explain")
+                self.assertIn("The input is empty", message)
+                self.assertIn("icode workflow run json-format --input", message)
+                self.assertEqual(run.emitted, [], "no position, so no marked line")
 
-    def test_too_deep_documents_are_reported_not_crashed_on(self) -> None:
+    def test_too_deep_documents_fail_the_run_and_do_not_crash_it(self) -> None:
         for depth in (250, 100_000):
             with self.subTest(depth):
-                value = self.run_graph("[" * depth + "]" * depth).output("explain")
-                self.assertIn("nested", value.data["error"]["message"])
-                self.assertTrue(value.data["valid"])
+                run = self.run_graph("[" * depth + "]" * depth)
+                self.assertIn("nested", run.failed("explain"))
+                self.assertTrue(run.results["parse"].data["valid"])
 
     def test_data_leaves_out_documents_it_cannot_carry(self) -> None:
         value = self.run_graph("[" * 80 + "1" + "]" * 80).output("formatted")
@@ -723,7 +744,7 @@ class Outline(unittest.TestCase):
     def test_definition_has_a_loop_collapsing_levels(self) -> None:
         definition = self.workflow.definition
         self.assertEqual(definition.title, "Markdown outline")
-        self.assertEqual(definition.outputs, ("render", "explain"))
+        self.assertEqual(definition.outputs, ("render",))
         loop = definition.node("fit")
         self.assertEqual((loop.kind, loop.entry, loop.exit, loop.on_exhausted), ("loop", "collapse", "collapse", "continue"))
         self.assertGreaterEqual(loop.max_iterations, 6)
@@ -783,7 +804,7 @@ class Outline(unittest.TestCase):
         self.assertEqual(run.iterations, {"fit": 1})
         self.assertEqual(run.output("render").data["collapsed_levels"], [6])
 
-    def test_bad_and_empty_input_are_explained(self) -> None:
+    def test_bad_and_empty_input_fail_the_run_with_an_explanation(self) -> None:
         cases = {
             "": "The input is empty",
             "max-lines: 12\n\n": "The input is empty",
@@ -795,11 +816,8 @@ class Outline(unittest.TestCase):
         for text, says in cases.items():
             with self.subTest(text):
                 run = self.run_graph(text)
-                self.assertEqual([node for node, _ in run.outputs], ["explain"])
-                self.assertNotIn("fit", run.executed)
-                value = run.output("explain")
-                self.assertIn(says, value.text)
-                self.assertFalse(value.data["ok"])
+                self.assertIn(says, run.failed("explain"))
+                self.assertEqual(run.executed, ["parse", "explain"])
 
 
 class TodoScan(unittest.TestCase):
@@ -828,7 +846,7 @@ class TodoScan(unittest.TestCase):
     def test_definition(self) -> None:
         definition = self.workflow.definition
         self.assertEqual(definition.title, "TODO scan")
-        self.assertEqual(definition.outputs, ("report", "explain"))
+        self.assertEqual(definition.outputs, ("report",))
         self.assertTrue(definition.node("scan").takes_context)
 
     def test_scans_a_relative_directory_against_the_working_directory(self) -> None:
@@ -892,7 +910,7 @@ class TodoScan(unittest.TestCase):
         self.assertEqual(value.data["total"], 0)
         self.assertIn("No TODO, FIXME, XXX or HACK markers under", value.text)
 
-    def test_bad_input_is_explained(self) -> None:
+    def test_bad_input_fails_the_run_with_an_explanation(self) -> None:
         cases = {
             "missing-dir": "No such directory or file: " + os.path.join(self.root, "missing-dir"),
             "project\nother": "expected one path",
@@ -901,13 +919,9 @@ class TodoScan(unittest.TestCase):
         for text, says in cases.items():
             with self.subTest(text):
                 run = self.run_graph(text)
-                self.assertEqual([node for node, _ in run.outputs], ["explain"])
-                self.assertNotIn("scan", run.executed)
-                value = run.output("explain")
-                self.assertIn(says, value.text)
-                self.assertFalse(value.data["ok"])
-        hint = self.run_graph("missing-dir").output("explain").data["hint"]
-        self.assertIn(f"working directory {self.root}", hint)
+                self.assertIn(says, run.failed("explain"))
+                self.assertEqual(run.executed, ["locate", "explain"])
+        self.assertIn(f"working directory {self.root}", self.run_graph("missing-dir").failed("explain"))
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ from unittest import mock
 
 import chrys.workflows
 from chrys.workflows import NodeContext, WorkflowBuilder, WorkflowValue
-from chrys.workflows import _runtime
+from chrys.workflows import _deadlines, _runtime
 from chrys.workflows import _tracebacks as tb
 from chrys.workflows._capture import RoutedStream
 from chrys.workflows._runtime import _as_bool
@@ -253,7 +253,7 @@ class DeadlinesTest(RuntimeCase):
     """A time limit waits in a bucket of deadlines and gets a timer of its own only when its window starts."""
 
     def setUp(self) -> None:
-        patcher = mock.patch.object(_runtime, "BUCKET_SECONDS", 0.05)
+        patcher = mock.patch.object(_deadlines, "BUCKET_SECONDS", 0.05)
         patcher.start()
         self.addCleanup(patcher.stop)
         release = threading.Event()
@@ -280,7 +280,7 @@ class DeadlinesTest(RuntimeCase):
     def test_a_call_that_ends_in_time_leaves_no_timer_and_no_bucket_entry(self) -> None:
         for call_id in range(1, 51):
             self.assertTrue(self.result(node_message(call_id, "echo", timeout_ms=300_000))["ok"])
-        buckets = list(self.runtime._buckets.values())
+        buckets = list(self.runtime.deadlines._buckets.values())
         self.assertTrue(buckets)
         self.assertTrue(all(bucket.calls == {} for bucket in buckets))
         self.assertEqual(self.runtime.calls, {})

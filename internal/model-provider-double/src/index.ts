@@ -22,6 +22,7 @@ export {
   ProviderDoubleCodeSchema,
   ProviderDoubleError,
 } from "./errors";
+export { type ParsedRequest, ParsedRequestSchema, WIRES, type Wire, WireSchema } from "./parsed-request";
 export { lastUserText, type ToolResult, ToolResultSchema, toolResults } from "./prompt";
 export {
   contextOverflow,
@@ -80,8 +81,6 @@ export {
   UsageSchema,
 } from "./reply";
 export {
-  type ParsedRequest,
-  ParsedRequestSchema,
   REPLY_SOURCES,
   REQUEST_OUTCOMES,
   type RecordedRequest,
@@ -90,9 +89,6 @@ export {
   ReplySourceSchema,
   type RequestOutcome,
   RequestOutcomeSchema,
-  WIRES,
-  type Wire,
-  WireSchema,
 } from "./request";
 export { loadScriptFile, type ScriptFile, ScriptFileSchema } from "./script-file";
 export {

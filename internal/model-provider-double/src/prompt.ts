@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { Wire } from "./request";
+import type { Wire } from "./parsed-request";
 
 /** A parsed or a recorded request: the prompt readers need only its wire format and body. */
 type Readable = { wire: Wire | null; body: unknown };

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { ParsedRequest } from "./request";
+import type { ParsedRequest } from "./parsed-request";
 
 /**
  * Every reply may wait this many milliseconds before answering (before the status line, or before the

@@ -4,6 +4,7 @@ import { z } from "zod";
 import { anthropicWire } from "./anthropic-wire";
 import { describeIssues, ProviderDoubleError } from "./errors";
 import { openaiWire } from "./openai-wire";
+import type { ParsedRequest, Wire } from "./parsed-request";
 import {
   type ContentReply,
   type DataReply,
@@ -13,7 +14,7 @@ import {
   ReplySchema,
   type TextReply,
 } from "./reply";
-import type { ParsedRequest, RecordedRequest, ReplySource, Wire } from "./request";
+import type { RecordedRequest, ReplySource } from "./request";
 import type { ProviderDoubleStats } from "./stats";
 import { estimatePromptTokens, usageFor } from "./usage";
 import {

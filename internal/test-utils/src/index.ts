@@ -9,7 +9,15 @@
  * const { exitCode, stdout } = await runCli(["workflow", "validate", ".chrys/workflows/echo.py"], { cwd: dir });
  */
 import { spawn } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -158,4 +166,56 @@ export async function bundleForNode(entry: string, outDir: string): Promise<stri
     },
   });
   return join(outDir, `${name}.js`);
+}
+
+/**
+ * A stand-in for pyenv: `<root>/shims/python3` hands over to `<root>/libexec/pyenv exec`, which picks a
+ * version the way pyenv does (PYENV_VERSION, then the first `.python-version` from PYENV_DIR or the working
+ * folder up, then `<root>/version`), exports what pyenv exports, and runs `<root>/versions/<v>/bin/python3`
+ * (a link to `python`, the real interpreter). Every run of the shim is appended to `<root>/runs`.
+ */
+export function fakePyenv(
+  python: string,
+  extraExports = "",
+): { root: string; shim: string; runs: () => number } {
+  const root = tmpDir("icode-pyenv-");
+  for (const version of ["3.0.1", "3.0.2"]) {
+    mkdirSync(join(root, "versions", version, "bin"), { recursive: true });
+    symlinkSync(python, join(root, "versions", version, "bin", "python3"));
+  }
+  writeTree(root, {
+    version: "3.0.1\n",
+    "shims/python3": `#!/usr/bin/env bash
+set -e
+program="\${0##*/}"
+export PYENV_ROOT="${root}"
+exec "${root}/libexec/pyenv" exec "$program" "$@"
+`,
+    "libexec/pyenv": `#!/usr/bin/env bash
+set -e
+echo run >> "$PYENV_ROOT/runs"
+shift # exec
+program="$1"; shift
+: "\${PYENV_DIR:=$PWD}"
+export PYENV_DIR
+if [ -z "$PYENV_VERSION" ]; then
+  dir="$PYENV_DIR"
+  while :; do
+    if [ -f "$dir/.python-version" ]; then PYENV_VERSION="$(cat "$dir/.python-version")"; break; fi
+    [ "$dir" = "/" ] && break
+    dir="$(dirname "$dir")"
+  done
+fi
+[ -n "$PYENV_VERSION" ] || PYENV_VERSION="$(cat "$PYENV_ROOT/version")"
+export PYENV_VERSION
+export PATH="$PYENV_ROOT/versions/$PYENV_VERSION/bin:$PATH"
+${extraExports}
+exec "$PYENV_ROOT/versions/$PYENV_VERSION/bin/$program" "$@"
+`,
+  });
+  chmodSync(join(root, "shims", "python3"), 0o755);
+  chmodSync(join(root, "libexec", "pyenv"), 0o755);
+  const runs = () =>
+    existsSync(join(root, "runs")) ? readFileSync(join(root, "runs"), "utf8").length / 4 : 0;
+  return { root, shim: join(root, "shims", "python3"), runs };
 }

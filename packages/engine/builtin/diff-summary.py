@@ -18,7 +18,8 @@ like a mistake, each with ``file:line`` in the new version:
 ``data`` holds ``{"files": [{"path", "old_path", "status", "added", "removed", "binary"}],
 "files_not_listed", "totals": {"files", "added", "removed"}, "suspicious": [{"file", "line", "rule",
 "label", "excerpt"}], "suspicious_total"}``; at most 500 files and 200 findings are listed, all are counted.
-Input that holds no diff at all (or nothing) gets an explanation instead. Combined diffs of merge commits
+Input that holds no diff at all (or nothing) fails the run: the ``explain`` node raises ``ValueError`` saying
+what was found and what to pass. Combined diffs of merge commits
 (``diff --cc``) are not read.
 
 Example::
@@ -29,7 +30,7 @@ Example::
 from __future__ import annotations
 
 import re
-from typing import Any, Dict, List, Optional, Pattern, Tuple
+from typing import Any, Dict, List, NoReturn, Optional, Pattern, Tuple
 
 from chrys.workflows import SourceValue, WorkflowBuilder, WorkflowValue
 
@@ -374,21 +375,20 @@ def _label(entry: Dict[str, Any]) -> str:
     return entry["path"]
 
 
-def explain(value: WorkflowValue) -> WorkflowValue:
-    """Why nothing was summarised: the input is empty or holds no unified diff."""
-    empty = not value.text.strip()
-    if empty:
+def explain(value: WorkflowValue) -> NoReturn:
+    """Fails the run when nothing can be summarised (the input is empty or holds no unified diff), saying why
+    and what to pass."""
+    if not value.text.strip():
         problem = "The input is empty: expected a unified diff."
     else:
         problem = (
             "The input holds no unified diff: found no 'diff --git' header, no '--- old' / '+++ new' file "
             "header and no '@@' hunk."
         )
-    text = (
-        f"{problem}\nPass the output of git diff or diff -u, for example:\n"
-        '  icode workflow run diff-summary --input "$(git diff)"'
+    raise ValueError(
+        f"{problem} Pass the output of git diff or diff -u, for example: "
+        'icode workflow run diff-summary --input "$(git diff)"'
     )
-    return WorkflowValue(text=text, data={"is_diff": False, "empty": empty, "problem": problem})
 
 
 start = wf.python("parse", parse, timeout=120)
@@ -401,5 +401,4 @@ wf.edge(start, scan, when=is_diff)
 wf.join([files, scan], summary, combine=combine)
 wf.start(start)
 wf.output(summary)
-wf.output(problem)
 workflow = wf.build()

@@ -9,9 +9,9 @@ works as is.
   "size", "depth", "values", "characters"}, "warnings": [...], "value": <the parsed document>}``. Duplicate
   keys are kept in the text and reported as warnings (in ``data`` and as progress messages); ``data.value``
   keeps the last of them, as most JSON readers do.
-- Invalid JSON (or empty input): the output's ``text`` names the problem with its line and column, shows the
-  line with the place marked and suggests a fix; ``data`` holds ``{"valid": false, "error": {"message",
-  "line", "column", "position", "hint"}}``.
+- Invalid JSON (or empty input, or a document too deep or too large to format): the run fails. The
+  ``explain`` node sends the line with the place marked as progress messages, then raises ``ValueError``
+  naming the problem with its line and column and suggesting a fix.
 
 Strict JSON only: single quotes, comments, trailing commas, ``NaN`` and ``Infinity`` are reported as errors.
 
@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, NoReturn, Optional, Tuple
 
 from chrys.workflows import NodeContext, WorkflowBuilder, WorkflowValue
 
@@ -373,8 +373,9 @@ def _excerpt(text: str, line: int, column: int) -> List[str]:
     return [gutter + prefix + shown + suffix, caret]
 
 
-def explain(value: WorkflowValue) -> WorkflowValue:
-    """Why the input could not be formatted: message, position, the line with the place marked, and a hint."""
+def explain(value: WorkflowValue, ctx: NodeContext) -> NoReturn:
+    """Fails the run with why the input could not be formatted (message, position and a hint); the line with
+    the place marked goes out first as progress messages, since an error message is one line."""
     data = value.data if isinstance(value.data, dict) else {}
     error = data.get("error") or {
         "message": "The input could not be read as JSON.",
@@ -384,13 +385,12 @@ def explain(value: WorkflowValue) -> WorkflowValue:
         "hint": "Pass one JSON document.",
     }
     message = error["message"]
-    rows: List[str] = []
     if error["line"] is not None:
         stem = message[:-1] if message.endswith(".") else message
         message = f"{stem} at line {error['line']}, column {error['column']}."
-        rows = _excerpt(value.text, error["line"], error["column"])
-    text = "\n".join([message, *rows, f"Hint: {error['hint']}"])
-    return WorkflowValue(text=text, data={"valid": bool(data.get("valid", False)), "error": error})
+        for row in _excerpt(value.text, error["line"], error["column"]):
+            ctx.emit(row)
+    raise ValueError(f"{message} Hint: {error['hint']}")
 
 
 start = wf.python("parse", parse, timeout=120)
@@ -399,5 +399,4 @@ problem = wf.python("explain", explain, timeout=60)
 wf.switch(start, [(is_formatted, pretty)], default=problem)
 wf.start(start)
 wf.output(pretty)
-wf.output(problem)
 workflow = wf.build()

@@ -13,7 +13,7 @@ The output's ``text`` is a summary line and the outline, one line per heading wi
 input, indented one step per heading level present (a jump from ``#`` to ``###`` is one step);
 ``data`` holds ``{"headings": [{"level", "title", "line"}], "shown", "total", "depth", "collapsed_levels",
 "max_lines", "fits", "omitted"}``. An empty input, a document without headings or a bad ``max-lines`` line
-gets an explanation instead.
+fails the run: the ``explain`` node raises ``ValueError`` saying what is wrong and how to fix it.
 
 Example::
 
@@ -23,7 +23,7 @@ Example::
 from __future__ import annotations
 
 import re
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, NoReturn, Optional, Tuple
 
 from chrys.workflows import BuilderScope, NodeHandle, WorkflowBuilder, WorkflowValue
 
@@ -214,12 +214,13 @@ def render(value: WorkflowValue) -> WorkflowValue:
     return WorkflowValue(text="\n".join([header, *rows]), data=result)
 
 
-def explain(value: WorkflowValue) -> WorkflowValue:
-    """Why there is no outline: an empty input, no headings, or a bad ``max-lines`` line."""
+def explain(value: WorkflowValue) -> NoReturn:
+    """Fails the run when there is no outline to make (an empty input, no headings, or a bad ``max-lines``
+    line), saying why and how to fix it."""
     data = value.data if isinstance(value.data, dict) else {}
     error = data.get("error") or "The input could not be read as Markdown."
     hint = data.get("hint") or "Pass a Markdown document."
-    return WorkflowValue(text=f"{error}\n{hint}", data={"ok": False, "error": error, "hint": hint})
+    raise ValueError(f"{error} {hint}")
 
 
 start = wf.python("parse", parse, timeout=60)
@@ -230,5 +231,4 @@ wf.switch(start, [(has_headings, fit)], default=problem)
 wf.edge(fit, outline)
 wf.start(start)
 wf.output(outline)
-wf.output(problem)
 workflow = wf.build()

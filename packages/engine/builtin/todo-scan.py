@@ -20,7 +20,8 @@ owner and a colon: ``TODO(ana): text``. A line counts once, for its first marker
 ``data`` holds ``{"root", "kind", "counts": {"TODO": n, ...}, "total", "findings": [{"file", "line",
 "marker", "owner", "text"}], "files_scanned", "files_with_markers", "bytes_scanned", "skipped": {"large",
 "binary", "unreadable", "special", "unlistable_folders"}, "limits_reached": [...]}``. A path that does not
-exist or cannot be read gets an explanation instead.
+exist or cannot be read fails the run: the ``explain`` node raises ``ValueError`` saying what is wrong with
+it and how to fix it.
 
 Example::
 
@@ -32,7 +33,7 @@ from __future__ import annotations
 import os
 import re
 import stat
-from typing import Any, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Dict, Iterator, List, NoReturn, Optional, Tuple
 
 from chrys.workflows import NodeContext, WorkflowBuilder, WorkflowValue
 
@@ -290,12 +291,12 @@ def report(value: WorkflowValue) -> WorkflowValue:
     return WorkflowValue(text="\n".join(rows), data=data)
 
 
-def explain(value: WorkflowValue) -> WorkflowValue:
-    """Why nothing was scanned: the problem with the path and how to fix it."""
+def explain(value: WorkflowValue) -> NoReturn:
+    """Fails the run when nothing can be scanned, saying what is wrong with the path and how to fix it."""
     data = value.data if isinstance(value.data, dict) else {}
     error = data.get("error") or "The input is not a path that can be scanned."
     hint = data.get("hint") or "Pass the path of a directory, for example: icode workflow run todo-scan --input src"
-    return WorkflowValue(text=f"{error}\n{hint}", data=data)
+    raise ValueError(f"{error} {hint}")
 
 
 start = wf.python("locate", locate, timeout=30)
@@ -306,5 +307,4 @@ wf.switch(start, [(can_scan, scanner)], default=problem)
 wf.edge(scanner, listing)
 wf.start(start)
 wf.output(listing)
-wf.output(problem)
 workflow = wf.build()

@@ -1,7 +1,8 @@
 """Word statistics: counts words, lines and characters of a text and lists its most frequent words.
 
 Input: any text, for example a file's content (``--input "$(cat notes.md)"``). Line endings may be ``\\n``,
-``\\r\\n`` or ``\\r``. An empty or blank input gives a clear "nothing to count" report, not an error.
+``\\r\\n`` or ``\\r``. An empty or blank input fails the run (the ``prepare`` node raises ``ValueError``):
+there is nothing to count.
 
 The start node fans out to four counting branches that run in parallel; a ``join()`` with a ``combine``
 function merges their results into one report. The output's ``data`` holds every figure; for the example
@@ -60,10 +61,16 @@ def _words(text: str) -> List[str]:
 
 
 def prepare(value: WorkflowValue) -> WorkflowValue:
-    """Normalises line endings to ``\\n`` and drops a leading byte order mark."""
+    """Normalises line endings to ``\\n`` and drops a leading byte order mark; an empty or blank input fails the
+    run with what to pass instead."""
     text = value.text.replace("\r\n", "\n").replace("\r", "\n")
     if text.startswith("\ufeff"):
         text = text[1:]
+    if not text.strip():
+        raise ValueError(
+            "The input is empty: there is nothing to count. Pass the text with --input, for example: "
+            'icode workflow run word-stats --input "$(cat notes.txt)"'
+        )
     return WorkflowValue(text=text)
 
 
@@ -138,18 +145,13 @@ def report(value: WorkflowValue) -> WorkflowValue:
     characters = data.get("characters") or {"total": 0, "non_whitespace": 0, "utf8_bytes": 0}
     top = data.get("top_words") or []
     result = {
+        # Kept for readers of this shape; always false now, since an empty input fails in `prepare`.
         "empty": words["total"] == 0 and characters["non_whitespace"] == 0,
         "words": words,
         "lines": lines,
         "characters": characters,
         "top_words": top,
     }
-    if result["empty"]:
-        text = (
-            "The input is empty: there is nothing to count. Pass the text with --input, for example\n"
-            '  icode workflow run word-stats --input "$(cat notes.txt)"'
-        )
-        return WorkflowValue(text=text, data=result)
     rows = [
         f"Words: {words['total']:,} ({words['unique']:,} unique, average length {words['average_length']}"
         + (f", longest {words['longest']!r})" if words["longest"] else ")"),

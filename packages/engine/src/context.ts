@@ -1,6 +1,7 @@
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import type { WorkerWarning } from "@icode/python-bridge";
 import { configDir } from "@icode/workflow-discovery";
 import type { RecordStore } from "@icode/workflow-records";
 
@@ -16,10 +17,18 @@ export interface EngineOptions {
   builtinDir?: string;
   /** The user ID owning workflow files may have (defaults to the process's). */
   uid?: number;
+  /** The user's home folder (`~` in profile paths, `~/.agents/skills`); defaults to the process's. */
+  homeDir?: string;
   /** Where runs are recorded (default: the file store under `<chrysHome>/sessions/`). */
   store?: RecordStore;
   /** Concurrent agent attempts per run, unless a request sets its own (default 4, as the spec says). */
   maxConcurrentAgents?: number;
+  /**
+   * Told what the engine recovered from on its own and a person should hear about, such as a damaged
+   * bytecode cache that was cleared (`bytecode_cache_reset`), outside a run (validate, preview); the CLI
+   * prints it on stderr. In a run the same warning is a `warning` event of the run.
+   */
+  onWarning?: (warning: WorkerWarning) => void;
 }
 
 export interface EngineContext {
@@ -30,6 +39,8 @@ export interface EngineContext {
   uid: number | null;
   /** Where Python keeps compiled files of workflows (`PYTHONPYCACHEPREFIX`). */
   pycacheDir: string;
+  homeDir: string;
+  onWarning: ((warning: WorkerWarning) => void) | undefined;
 }
 
 /** The built-in workflows ship inside this package, next to `dist/`. */
@@ -55,5 +66,7 @@ export function engineContext(options: EngineOptions): EngineContext {
     builtinDir: options.builtinDir ?? defaultBuiltinDir(),
     uid: options.uid ?? process.getuid?.() ?? null,
     pycacheDir: join(chrysHome, "cache", "pycache"),
+    homeDir: options.homeDir ?? homedir(),
+    onWarning: options.onWarning,
   };
 }

@@ -12,6 +12,7 @@
  * const report = await run.result; // → { status: "finished", outcome: "completed", outputs: [{ text: "Hello", … }], … }
  * await engine.close();
  */
+export type { WorkerWarning } from "@icode/python-bridge";
 export type { Diagnostic } from "@icode/workflow-errors";
 export type {
   Answer,

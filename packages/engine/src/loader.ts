@@ -3,6 +3,7 @@ import type { Diagnostic } from "@icode/workflow-errors";
 import type { CapturedText, Definition, TailText } from "@icode/workflow-graph";
 import type { EnvironmentRecord, NodeDiagnostics, SourceSnapshot } from "@icode/workflow-records";
 import type { Executors } from "@icode/workflow-scheduler";
+import type { AgentBindings } from "./agents/bindings";
 import type { Refusal } from "./run/report";
 
 /**
@@ -39,6 +40,8 @@ export interface PrepareOptions {
   readonly loadTimeoutMs?: number;
   /** Something the user should know (a cache rebuilt, a profile skipped): becomes a `warning` event. */
   readonly warn: (warning: LoaderWarning) => void;
+  /** The workflow's default model for agent nodes (the session's saved choice), or `null`. */
+  readonly workflowDefaultModel: string | null;
 }
 
 export interface LoaderWarning {
@@ -61,6 +64,8 @@ export interface PreparedWorkflow {
   readonly loadOutput: CapturedText;
   /** Problems found while loading that did not stop it (warnings). */
   readonly diagnostics: readonly Diagnostic[];
+  /** Its agent nodes bound to profiles and models (`bindings` stage), or `null` when it has none. */
+  readonly agents: AgentBindings | null;
   /** Whether the source on disk is still what was loaded (a change during loading refuses the run). */
   unchanged(): Promise<boolean>;
   /** The executors of this run's nodes, writing what they capture through `io`. */

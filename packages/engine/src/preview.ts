@@ -5,10 +5,12 @@ import {
   discoverWorkflows,
   encodedDefinition,
   readTarget,
+  sha256Hex,
   type TrustCheck,
   targetOf,
 } from "@icode/workflow-discovery";
 import type { Diagnostic } from "@icode/workflow-errors";
+import { profilesDigestOf } from "./agents/bindings";
 import type { EngineContext } from "./context";
 import { trustSubjectOf } from "./python/loader";
 import { ReportBuilder } from "./validate/pipeline";
@@ -37,6 +39,8 @@ export interface WorkflowPreview {
     outputs: string[];
   } | null;
   trust: { required: boolean; trusted: boolean; changed: TrustCheck["changed"] };
+  /** Project agent profiles the workflow uses that start programs: trusting the workflow trusts them too. */
+  agent_profiles: { name: string; file: string | null; programs: string[] }[];
   diagnostics: Diagnostic[];
   load_output: { text: string; truncated: boolean };
 }
@@ -108,6 +112,7 @@ export async function previewWorkflow(
             chrysHome: ctx.chrysHome,
             uid: ctx.uid,
             definitionDigest: encodedDefinition(prepared.definition).digest,
+            profilesDigest: profilesDigestOf(prepared.agents?.trusted ?? [], sha256Hex),
           });
     const known = prepared ?? before;
     return {
@@ -149,6 +154,11 @@ export async function previewWorkflow(
               trusted: trust.trusted,
               changed: trust.changed,
             },
+      agent_profiles: (prepared?.agents?.trusted ?? []).map((t) => ({
+        name: t.name,
+        file: t.file,
+        programs: t.programs.map((p) => [p.command, ...p.args].join(" ")),
+      })),
       diagnostics: report.report.diagnostics,
       load_output: report.report.output,
     };
@@ -176,6 +186,7 @@ export async function trustWorkflow(
       chrysHome: ctx.chrysHome,
       title: prepared.definition.title,
       definitionDigest: encodedDefinition(prepared.definition).digest,
+      profilesDigest: profilesDigestOf(prepared.agents?.trusted ?? [], sha256Hex),
     });
     return { ok: true, title: record.title };
   } finally {

@@ -1,3 +1,4 @@
+import type { ApprovalCallback } from "@icode/workflow-agents";
 import { MAX_STRING_CHARS } from "@icode/workflow-graph";
 import { type AskHandler, FailurePolicySchema } from "@icode/workflow-scheduler";
 import { z } from "zod";
@@ -36,6 +37,17 @@ export const RunRequestSchema = z.object({
    * ends). Without it and without an `ask` handler, a question fails its node with `ask_unavailable`.
    */
   acceptAnswers: z.boolean().default(false),
+  /**
+   * The workflow's default model (a model profile ID or name) for a NEW session, saved with it: agent nodes
+   * without `model=` whose profile binds none use it (workflow reference, "Model selection"). A session named
+   * by `sessionId` keeps its saved choice.
+   */
+  model: z.string().min(1).nullable().default(null),
+  /**
+   * What a tool call that needs approval does: `bypass` runs it (the CLI), `manual` asks the `approve`
+   * callback (and refuses without one).
+   */
+  approvalMode: z.enum(["bypass", "manual"]).default("bypass"),
   /** Overrides the spec's 60-second load-and-build limit (tests), in milliseconds. */
   loadTimeoutMs: z.number().int().positive().optional(),
 });
@@ -48,6 +60,8 @@ export interface RunCallbacks {
   readonly signal?: AbortSignal;
   /** Answers `ctx.ask` questions (first valid answer wins, with `answer()`). */
   readonly ask?: AskHandler;
+  /** Decides agent tool calls that need approval, under `approvalMode: "manual"`. */
+  readonly approve?: ApprovalCallback;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { STAGES } from "./make";
+import { STAGES } from "./stages";
 
 export const StageSchema = z.enum(STAGES);
 export type Stage = z.infer<typeof StageSchema>;

@@ -19,4 +19,5 @@ export {
   StageSchema,
 } from "./diagnostic";
 export { isWorkflowError, WorkflowError } from "./error";
-export { diagnostic, STAGES } from "./make";
+export { diagnostic } from "./make";
+export { STAGES } from "./stages";

@@ -3,9 +3,6 @@ import type { Diagnostic } from "./diagnostic";
 // No zod at run time here (types only): code that only builds diagnostics, such as discovery for
 // `icode workflow list`, then never loads or builds the schemas.
 
-/** The `icode workflow validate` stages, in the order they run. */
-export const STAGES = ["resolve", "read", "metadata", "environment", "load", "graph", "bindings"] as const;
-
 /** Builds a diagnostic with every optional field `null`, so callers name only what they know. */
 export function diagnostic(
   fields: Pick<Diagnostic, "code" | "stage" | "message"> &

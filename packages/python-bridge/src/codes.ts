@@ -26,3 +26,16 @@ export const BRIDGE_ERROR_CODES = [
 ] as const;
 export const BridgeErrorCodeSchema = z.enum(BRIDGE_ERROR_CODES);
 export type BridgeErrorCode = z.infer<typeof BridgeErrorCodeSchema>;
+
+/**
+ * Codes of the warnings a worker's start reports through `onWarning`: `bytecode_cache_reset` (Python could
+ * not start because a compiled file in the engine's bytecode folder was damaged; the folder's compiled files
+ * were removed and the worker started again).
+ */
+export const BRIDGE_WARNING_CODES = ["bytecode_cache_reset"] as const;
+export const BridgeWarningCodeSchema = z.enum(BRIDGE_WARNING_CODES);
+export type BridgeWarningCode = z.infer<typeof BridgeWarningCodeSchema>;
+
+/** Something the bridge recovered from and a person should hear about (the CLI prints it on stderr). */
+export const WorkerWarningSchema = z.object({ code: BridgeWarningCodeSchema, message: z.string() });
+export type WorkerWarning = z.infer<typeof WorkerWarningSchema>;

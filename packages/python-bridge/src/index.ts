@@ -15,13 +15,20 @@
  * // → { ok: true, kind: "node", value: { text: "hi", data: null }, passed: [], output: { text: "", … }, … }
  * await worker.close();
  */
+
+export type { InvokeOptions, InvokeOutcome, InvokeRequest } from "./call";
 export {
   BRIDGE_ERROR_CODES,
+  BRIDGE_WARNING_CODES,
   type BridgeErrorCode,
   BridgeErrorCodeSchema,
+  type BridgeWarningCode,
+  BridgeWarningCodeSchema,
   LOAD_CODES,
   type LoadCode,
   LoadCodeSchema,
+  type WorkerWarning,
+  WorkerWarningSchema,
 } from "./codes";
 export {
   type Answer,
@@ -63,13 +70,18 @@ export {
   type WireValue,
   WireValueSchema,
 } from "./protocol";
+export {
+  type AttemptOutput,
+  DEFAULT_MAX_LEAKED_THREADS,
+  type PythonExecutorOptions,
+  pythonExecutors,
+  SEND_BATCH,
+} from "./python-executor";
 export { sdkDigest, sdkRoot, workerScript } from "./sdk";
 export { SpawnedWorker, type SpawnWorkerOptions, spawnWorker } from "./spawn";
 export {
+  type AdoptWorkerOptions,
   adoptWorker,
-  type InvokeOptions,
-  type InvokeOutcome,
-  type InvokeRequest,
   type LoadResult,
   PythonWorker,
   type PythonWorkerEvents,

@@ -5,7 +5,8 @@ import { sdkRoot as defaultSdkRoot, workerScript } from "./sdk";
 
 // No zod and none of the protocol here: a program can start Python with this module alone, before it loads
 // the code that talks to the worker (the CLI's `validate` does, so that Python starts while the rest of the
-// CLI is still being compiled), and hand the process to `adoptWorker` later.
+// CLI is still being compiled), and hand the process to `adoptWorker` later. For the same reason the spawn
+// is `node:child_process`, not execa: execa on this path made a cold validation ~20 ms slower (decision 0028).
 
 /** How to start a worker process; `startWorker` takes these and more. */
 export interface SpawnWorkerOptions {
@@ -44,6 +45,8 @@ export class SpawnedWorker {
     readonly python: string,
     /** The options it was spawned with, `cwd` and `cacheDir` as absolute paths. */
     readonly options: Readonly<Required<Pick<SpawnWorkerOptions, "cwd" | "cacheDir" | "loadOnly">>>,
+    /** @internal what `spawnWorker` was given, to spawn it again (see `adoptWorker`). */
+    readonly spawnOptions: Readonly<SpawnWorkerOptions>,
   ) {
     // Without a listener an `error` event (such as ENOENT, emitted on the next tick) would be thrown.
     child.on("error", (error) => {
@@ -106,7 +109,12 @@ export function spawnWorker(options: SpawnWorkerOptions): SpawnedWorker {
       { cause: error },
     );
   }
-  return new SpawnedWorker(child, options.python, { cwd: resolve(options.cwd), cacheDir, loadOnly });
+  return new SpawnedWorker(
+    child,
+    options.python,
+    { cwd: resolve(options.cwd), cacheDir, loadOnly },
+    { ...options },
+  );
 }
 
 /** The streams the worker writes to: stdout, stderr and its messages (file descriptor 4). */

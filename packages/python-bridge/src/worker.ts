@@ -1,16 +1,27 @@
 import type { ChildProcess } from "node:child_process";
-import { EventEmitter } from "node:events";
-import { readFileSync } from "node:fs";
-import { dirname, resolve, sep } from "node:path";
+import { resolve } from "node:path";
 import type { Readable, Writable } from "node:stream";
 import { StringDecoder } from "node:string_decoder";
 import { diagnostic, WorkflowError } from "@icode/workflow-errors";
+import { EventEmitter } from "eventemitter3";
 import type { z } from "zod";
+import { abortAsks, forwardAsk } from "./ask-bridge";
+import { BACKSTOP_GRACE_MS, Backstop, backstopMs } from "./backstop";
+import { damagedBytecode, dropCompiledFiles } from "./bytecode-cache";
+import {
+  type CancelCall,
+  callError,
+  failed,
+  type InvokeOptions,
+  type InvokeOutcome,
+  type InvokeRequest,
+  PendingCall,
+} from "./call";
+import type { WorkerWarning } from "./codes";
 import { type Frame, LineSplitter } from "./framing";
+import { loadTimeoutDiagnostic, requestStackDump } from "./load-timeout";
 import { TailBuffer } from "./native";
 import {
-  type Answer,
-  type CallError,
   type CallPhase,
   type CapturedOutput,
   callIdOf,
@@ -18,57 +29,28 @@ import {
   type FromWorkerMessage,
   frameToWorker,
   type Hello,
-  type InvokeMessageSchema,
   isCallId,
   isRecord,
   LIMITS,
   type LoadResultMessageSchema,
   PROTOCOL_VERSION,
   placeSites,
-  type Question,
-  type ResultOutcome,
   successOutcome,
   type ToWorkerMessage,
 } from "./protocol";
+import { SignalWatch } from "./signal-watch";
 import { type SpawnedWorker, type SpawnWorkerOptions, spawnWorker } from "./spawn";
 import { SharedStrings } from "./strings";
+import { CorkedWriter } from "./writer";
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
-/** What `invoke` sends: an `invoke` message without `type` and `id`. */
-export type InvokeRequest = DistributiveOmit<z.infer<typeof InvokeMessageSchema>, "type" | "id">;
-/** How a call ended: a `result` message without `type` and `id`. Call failures are results, not rejections. */
-export type InvokeOutcome = ResultOutcome;
 /** What `load` resolves to: a `load_result` message without `type` and `id`. */
 export type LoadResult = DistributiveOmit<z.infer<typeof LoadResultMessageSchema>, "type" | "id" | "sites">;
 
-export interface StartWorkerOptions extends SpawnWorkerOptions {
+export interface StartWorkerOptions extends SpawnWorkerOptions, AdoptWorkerOptions {
   /** How long to wait for `hello` (default 30 s). */
   startTimeoutMs?: number;
-}
-
-export interface InvokeOptions {
-  /**
-   * Aborting sends `cancel` and settles the call with `error.code: "cancelled"`: within 2 ms while the
-   * call is younger than 50 ms (its signal is polled), at once after that (it is listened to).
-   */
-  signal?: AbortSignal;
-  /**
-   * For a caller that already knows when to abort (a scheduler calls back once per attempt) and would rather
-   * not make an `AbortController` per call: called once, before the call is sent, with a function that
-   * cancels it as aborting `signal` does. Called at once, the call is not sent and settles "cancelled before
-   * it started"; later it sends `cancel` and settles the call with `error.code: "cancelled"`; after the call
-   * settled it does nothing.
-   */
-  registerCancel?: (cancel: () => void) => void;
-  /** `ctx.emit(text)` of this call, in order. Not called after the call settled. */
-  onEmit?: (text: string) => void;
-  /**
-   * `await ctx.ask(...)` of this call: resolve the answers (one per question, in order), or `null` when the
-   * user cannot be asked. Without `onAsk` every question is answered `ask_unavailable`. `signal` aborts when
-   * the call settles first.
-   */
-  onAsk?: (questions: Question[], signal: AbortSignal) => Promise<Answer[] | null>;
 }
 
 /** How the worker process ended. */
@@ -87,44 +69,9 @@ export type PythonWorkerEvents = {
 
 /** Where an invocation's value is (a combine's are under `sources`). */
 const INPUT_PATH = [["input"]] as const;
-/** Extra time the engine gives a worker to report a timeout itself before settling the call on its own. */
-const BACKSTOP_GRACE_MS = 2_000;
-/** How often pending calls are checked against their backstop (one timer for all calls, not one per call). */
-const BACKSTOP_SWEEP_MS = 100;
-/** How often the abort signals of young calls are looked at, and from what age a call gets a listener. */
-const SIGNAL_POLL_MS = 2;
-const SIGNAL_LISTEN_MS = 50;
 const CLOSE_GRACE_MS = 2_000;
-/** Corked output past this many characters (a pipe's buffer) is written at once, within the tick. */
-const CORK_FLUSH_CHARS = 64 * 1024;
 const EXIT_DRAIN_MS = 100;
 const STDERR_TAIL_BYTES = 16 * 1024;
-/** How long a timed-out load gets to dump its stacks before it is killed. */
-const DUMP_WAIT_MS = 500;
-const ASK_UNAVAILABLE =
-  "ctx.ask() is not available here: this run cannot ask the user (the CLI does not support interaction)";
-
-class PendingCall {
-  /** Settled (or rejected): off `calls`. */
-  done = false;
-  emits = 0;
-  emitBytes = 0;
-  /** Questions being asked, by `ask_id`: aborted when the call settles. */
-  asks: Map<number, AbortController> | null = null;
-
-  constructor(
-    readonly id: number,
-    readonly kind: InvokeRequest["kind"],
-    readonly resolve: (outcome: InvokeOutcome) => void,
-    readonly reject: (error: WorkflowError) => void,
-    readonly options: InvokeOptions,
-    /** `performance.now()` when it was sent. */
-    readonly startedAt: number,
-    /** When the engine settles the call itself if the worker has not (`performance.now()`), or `null`. */
-    readonly backstopAt: number | null,
-    readonly backstopMs: number,
-  ) {}
-}
 
 interface PendingLoad {
   id: number;
@@ -142,20 +89,70 @@ interface PendingLoad {
 /**
  * Starts a Python worker and resolves once it said `hello`. Rejects with `WorkflowError` code
  * `worker_failed` (carrying the stderr text) when the binary cannot be spawned, exits early, does not answer
- * within `startTimeoutMs`, speaks another protocol, or ignores `PYTHONPYCACHEPREFIX` (`-E`/`-I`).
+ * within `startTimeoutMs`, speaks another protocol, or ignores `PYTHONPYCACHEPREFIX` (`-E`/`-I`). A worker
+ * that could not start because a compiled file in `cacheDir` was damaged is started once more (see
+ * `adoptWorker`).
  */
 export function startWorker(options: StartWorkerOptions): Promise<PythonWorker> {
-  return adoptWorker(spawnWorker(options), options.startTimeoutMs);
+  return adoptWorker(spawnWorker(options), options.startTimeoutMs, { onWarning: options.onWarning });
+}
+
+export interface AdoptWorkerOptions {
+  /** Told what the start recovered from (`bytecode_cache_reset`); the start still succeeds. */
+  onWarning?: (warning: WorkerWarning) => void;
 }
 
 /**
  * Takes over a process from `spawnWorker` (started earlier, possibly by code that loaded nothing else) and
  * resolves once it said `hello`, as `startWorker` does; its messages so far are waiting in the pipes. Rejects
  * as `startWorker` does, also when the process already ended.
+ *
+ * When Python could not start because a compiled file in the bytecode folder is damaged (`marshal data too
+ * short`: a file cut short by a full disk breaks every later start), the folder's compiled files are
+ * removed, the worker is spawned again with the same options, once, and `onWarning` is told.
  */
-export async function adoptWorker(spawned: SpawnedWorker, startTimeoutMs = 30_000): Promise<PythonWorker> {
+export async function adoptWorker(
+  spawned: SpawnedWorker,
+  startTimeoutMs = 30_000,
+  options: AdoptWorkerOptions = {},
+): Promise<PythonWorker> {
+  try {
+    return await adoptOnce(spawned, startTimeoutMs);
+  } catch (error) {
+    const damage = error instanceof StartFailure ? damagedBytecode(error.stderr) : null;
+    if (damage === null) throw error instanceof StartFailure ? error.error : error;
+    const { cacheDir } = spawned.options;
+    const removed = await dropCompiledFiles(cacheDir);
+    options.onWarning?.({
+      code: "bytecode_cache_reset",
+      message:
+        `Python could not start: a compiled file in iCode's bytecode cache ${cacheDir} is damaged (${damage}; ` +
+        `a full disk can leave one cut short). Removed the ${removed} compiled files there and started again.`,
+    });
+    try {
+      return await adoptOnce(spawnWorker(spawned.spawnOptions), startTimeoutMs);
+    } catch (again) {
+      throw again instanceof StartFailure ? again.error : again;
+    }
+  }
+}
+
+/** A start that failed, with the worker's stderr so far (to tell a damaged bytecode cache). */
+class StartFailure {
+  constructor(
+    readonly error: unknown,
+    readonly stderr: string,
+  ) {}
+}
+
+async function adoptOnce(spawned: SpawnedWorker, startTimeoutMs: number): Promise<PythonWorker> {
   const worker = new PythonWorker(spawned);
-  const hello = await worker.started(startTimeoutMs);
+  let hello: Hello;
+  try {
+    hello = await worker.started(startTimeoutMs);
+  } catch (error) {
+    throw new StartFailure(error, worker.stderr());
+  }
   const { cwd, cacheDir } = spawned.options;
   if (hello.pycache_prefix === null || resolve(cwd, hello.pycache_prefix) !== cacheDir) {
     await worker.close();
@@ -185,22 +182,23 @@ export class PythonWorker extends EventEmitter<PythonWorkerEvents> {
 
   private readonly child: ChildProcess;
   private readonly python: string;
-  private readonly input: Writable;
+  private readonly writer: CorkedWriter;
+  /** The worker's stdout, stderr and protocol pipes. */
+  private readonly pipes: readonly (Readable | Writable)[];
   private readonly splitter = new LineSplitter(LIMITS.messageBytes);
   /** Large strings this worker and the engine hold in common (values cross the pipe once). */
   private readonly strings = new SharedStrings();
   private readonly nativeTail = new TailBuffer(LIMITS.nativeBytes);
   private readonly stderrTail = new TailBuffer(STDERR_TAIL_BYTES);
   private readonly calls = new Map<number, PendingCall>();
-  /** The pending calls of each watched abort signal (one call, or several sharing a signal). */
-  private readonly bySignal = new Map<AbortSignal, PendingCall | Set<PendingCall>>();
-  /** Calls with a signal younger than `SIGNAL_LISTEN_MS`, polled (see `pollSignals`). */
-  private young: PendingCall[] = [];
-  private pollTimer: NodeJS.Timeout | null = null;
-  private backstopTimer: NodeJS.Timeout | null = null;
-  private corked = false;
-  /** Characters written since the stream was corked (see `write`). */
-  private corkedChars = 0;
+  /** Settles a pending call with a failure of the engine's (sends `cancel`); handed to the watchers. */
+  private readonly cancelCall: CancelCall = (call, error) => {
+    if (!this.calls.has(call.id)) return;
+    this.send({ type: "cancel", id: call.id });
+    this.settle(call, failed(error));
+  };
+  private readonly signals = new SignalWatch(this.cancelCall);
+  private readonly backstop = new Backstop(this.calls, this.cancelCall);
   private nextId = 1;
   private load_: PendingLoad | null = null;
   private state: "starting" | "ready" | "loading" | "loaded" | "load_failed" | "exited" = "starting";
@@ -225,8 +223,8 @@ export class PythonWorker extends EventEmitter<PythonWorkerEvents> {
       this.resolveExited = done;
     });
     const stdio = child.stdio as unknown as [null, Readable, Readable, Writable, Readable];
-    this.input = stdio[3];
-    this.input.on("error", () => {}); // EPIPE when the worker is gone: noticed through "exit"
+    this.pipes = [stdio[1], stdio[2], stdio[3], stdio[4]];
+    this.writer = new CorkedWriter(stdio[3]);
     this.watchNative(stdio[1], "stdout");
     this.watchNative(stdio[2], "stderr");
     const output = stdio[4];
@@ -392,41 +390,12 @@ export class PythonWorker extends EventEmitter<PythonWorkerEvents> {
         budget ?? 0,
       );
       this.calls.set(id, call);
-      if (call.backstopAt !== null && this.backstopTimer === null) this.armBackstop();
-      if (options.signal) {
-        this.young.push(call);
-        this.pollTimer ??= setTimeout(this.pollSignals, SIGNAL_POLL_MS);
-      }
+      if (call.backstopAt !== null && !this.backstop.armed) this.backstop.arm();
+      if (options.signal) this.signals.add(call);
       sent = call;
-      this.write(data);
+      this.writer.write(data);
     });
   }
-
-  /**
-   * Writes a framed message. The calls started in one tick (a fan-out) go out together: the first corks the
-   * stream and the end of the tick uncorks it. A burst goes out every `CORK_FLUSH_CHARS`, so that the worker
-   * starts on the first calls of a large fan-out while the engine is still starting the others.
-   */
-  private write(data: string): void {
-    if (!this.corked) {
-      this.corked = true;
-      this.input.cork();
-      process.nextTick(this.uncork);
-    }
-    this.input.write(data);
-    this.corkedChars += data.length;
-    if (this.corkedChars >= CORK_FLUSH_CHARS) {
-      this.corkedChars = 0;
-      this.input.uncork();
-      this.input.cork();
-    }
-  }
-
-  private readonly uncork = (): void => {
-    this.corked = false;
-    this.corkedChars = 0;
-    this.input.uncork();
-  };
 
   /** Ends the worker: `shutdown`, then a kill if it has not exited within 2 s. Pending calls reject (`worker_closed`). */
   async close(): Promise<void> {
@@ -440,91 +409,11 @@ export class PythonWorker extends EventEmitter<PythonWorkerEvents> {
 
   // --- internals ---------------------------------------------------------------------------------------
 
-  private send(message: ToWorkerMessage): void {
+  private readonly send = (message: ToWorkerMessage): void => {
     if (this.exit !== null) return;
     const data = frameToWorker(message);
-    if (data !== null) this.write(data);
-  }
-
-  /**
-   * Looks at the signals of young calls. Adding a listener to an `AbortSignal` costs more than the rest of
-   * a call, and most calls are over within milliseconds, so a call's signal is read every `SIGNAL_POLL_MS`
-   * until it is `SIGNAL_LISTEN_MS` old, and only then gets a listener (from then on an abort cancels it at
-   * once). One timer for all calls, running while young calls with a signal are pending.
-   */
-  private readonly pollSignals = (): void => {
-    this.pollTimer = null;
-    const now = performance.now();
-    const young = this.young;
-    let kept = 0;
-    for (const call of young) {
-      if (call.done) continue;
-      const signal = call.options.signal!;
-      if (signal.aborted) this.cancelCall(call, callError("cancelled", "the call was cancelled", call.kind));
-      else if (now - call.startedAt >= SIGNAL_LISTEN_MS) this.watchSignal(call, signal);
-      else young[kept++] = call;
-    }
-    young.length = kept;
-    if (kept > 0 && this.exit === null) this.pollTimer = setTimeout(this.pollSignals, SIGNAL_POLL_MS);
+    if (data !== null) this.writer.write(data);
   };
-
-  /**
-   * One listener per signal, shared by every call (an `AbortSignal` ignores a listener added twice), and
-   * never removed (that would cost as much again). A signal that outlives its calls keeps one idle
-   * listener; when it aborts, the calls still pending on it cancel.
-   */
-  private watchSignal(call: PendingCall, signal: AbortSignal): void {
-    const others = this.bySignal.get(signal);
-    if (others === undefined) this.bySignal.set(signal, call);
-    else if (others instanceof Set) others.add(call);
-    else this.bySignal.set(signal, new Set([others, call]));
-    signal.addEventListener("abort", this.onAbort);
-  }
-
-  private unwatchSignal(call: PendingCall): void {
-    const signal = call.options.signal;
-    if (signal === undefined) return;
-    const calls = this.bySignal.get(signal);
-    if (calls === call) this.bySignal.delete(signal);
-    else if (calls instanceof Set) {
-      calls.delete(call);
-      if (calls.size === 0) this.bySignal.delete(signal);
-    }
-  }
-
-  private readonly onAbort = (event: Event): void => {
-    const calls = this.bySignal.get(event.target as AbortSignal);
-    if (calls === undefined) return;
-    for (const call of calls instanceof Set ? [...calls] : [calls]) {
-      this.cancelCall(call, callError("cancelled", "the call was cancelled", call.kind));
-    }
-  };
-
-  /** One timer for every call's backstop, running while some pending call has one. */
-  private armBackstop(): void {
-    this.backstopTimer = setTimeout(() => {
-      this.backstopTimer = null;
-      const now = performance.now();
-      let waiting = false;
-      for (const call of [...this.calls.values()]) {
-        if (call.backstopAt === null) continue;
-        if (now < call.backstopAt) {
-          waiting = true;
-          continue;
-        }
-        this.cancelCall(
-          call,
-          callError(
-            "timeout",
-            `the worker did not answer within ${call.backstopMs / 1000} s: its event loop is blocked ` +
-              "(an async def node calling blocking code?)",
-            call.kind,
-          ),
-        );
-      }
-      if (waiting && this.exit === null) this.armBackstop();
-    }, BACKSTOP_SWEEP_MS);
-  }
 
   private watchNative(stream: Readable, name: "stdout" | "stderr"): void {
     const decoder = new StringDecoder("utf8");
@@ -655,9 +544,11 @@ export class PythonWorker extends EventEmitter<PythonWorkerEvents> {
         call.options.onEmit?.(message.text);
         return;
       }
-      case "ask":
-        this.ask(message.id, message.ask_id, message.questions);
+      case "ask": {
+        const call = this.calls.get(message.id);
+        if (call !== undefined) forwardAsk(call, message.ask_id, message.questions, this.send);
         return;
+      }
       case "load_output": {
         const load = this.load_;
         if (load === null || load.id !== message.id || load.truncated) return;
@@ -698,46 +589,6 @@ export class PythonWorker extends EventEmitter<PythonWorkerEvents> {
     }
   }
 
-  private ask(callId: number, askId: number, questions: Question[]): void {
-    const call = this.calls.get(callId);
-    if (call === undefined) return;
-    const reply = (answers: Answer[] | null, why: string = ASK_UNAVAILABLE) => {
-      call.asks?.delete(askId);
-      if (!this.calls.has(callId)) return;
-      if (answers === null) {
-        this.send({
-          type: "answer",
-          id: callId,
-          ask_id: askId,
-          ok: false,
-          error: "ask_unavailable",
-          message: why,
-        });
-      } else {
-        this.send({ type: "answer", id: callId, ask_id: askId, ok: true, answers });
-      }
-    };
-    const onAsk = call.options.onAsk;
-    if (onAsk === undefined) {
-      reply(null);
-      return;
-    }
-    const controller = new AbortController();
-    call.asks ??= new Map();
-    call.asks.set(askId, controller);
-    let asked: Promise<Answer[] | null>;
-    try {
-      asked = onAsk(questions, controller.signal);
-    } catch (error) {
-      reply(null, `asking the user failed: ${describe(error)}`);
-      return;
-    }
-    asked.then(
-      (answers) => reply(answers),
-      (error) => reply(null, `asking the user failed: ${describe(error)}`),
-    );
-  }
-
   private settle(call: PendingCall, outcome: InvokeOutcome): void {
     if (!this.calls.delete(call.id)) return;
     call.done = true;
@@ -747,17 +598,8 @@ export class PythonWorker extends EventEmitter<PythonWorkerEvents> {
 
   /** What a call holds besides its entry in `calls`: its signal's entry, its questions. */
   private release(call: PendingCall): void {
-    if (call.options.signal !== undefined) this.unwatchSignal(call);
-    if (call.asks !== null) {
-      for (const controller of call.asks.values()) controller.abort();
-      call.asks = null;
-    }
-  }
-
-  private cancelCall(call: PendingCall, error: CallError): void {
-    if (!this.calls.has(call.id)) return;
-    this.send({ type: "cancel", id: call.id });
-    this.settle(call, failed(error));
+    if (call.options.signal !== undefined) this.signals.release(call);
+    if (call.asks !== null) abortAsks(call);
   }
 
   private protocolError(id: number | null, message: string): void {
@@ -806,51 +648,19 @@ export class PythonWorker extends EventEmitter<PythonWorkerEvents> {
     this.exitReason = "load_timeout";
     load.timer = null;
     load.timedOut = true;
-    // Ask the worker where it is (faulthandler dumps every thread's stack to fd 2), then kill it.
+    // Ask the worker where it is, then kill it and say where that was.
     const dump: string[] = [];
     this.dump = dump;
-    const canDump = process.platform !== "win32" && this.child.kill("SIGUSR1");
-    const settle = () => {
+    requestStackDump(this.child, dump, () => {
       this.dump = null;
       this.child.kill("SIGKILL");
-      const seconds = timeoutMs / 1000;
-      const root = load.packageDir ?? dirname(load.entry);
-      const where = stuckAt(dump.join(""), root);
       this.finishLoad(load, {
         ok: false,
-        diagnostics: [
-          diagnostic({
-            code: "load_timeout",
-            stage: "load",
-            message: `loading the workflow did not finish within ${seconds} seconds${where ? " (stopped here)" : ""}`,
-            file: where?.file ?? load.entry,
-            line: where?.line ?? null,
-            source_line: where ? sourceLine(where.file, where.line) : null,
-            notes: where?.notes ?? [],
-            hint:
-              "Top-level code runs while loading: keep it to imports, definitions and building the workflow, " +
-              "and move slow work (network, large files, waiting) into node functions.",
-          }),
-        ],
+        diagnostics: [loadTimeoutDiagnostic(dump.join(""), load, timeoutMs)],
         diagnostics_truncated: false,
         output: this.loadOutput(load),
       });
-    };
-    if (!canDump) {
-      settle();
-      return;
-    }
-    const started = Date.now();
-    const poll = setInterval(() => {
-      // The dump is complete once the loading thread's stack (it runs _loader.py) is in.
-      if (
-        /_loader\.py", line \d+ in load_workflow/.test(dump.join("")) ||
-        Date.now() - started > DUMP_WAIT_MS
-      ) {
-        clearInterval(poll);
-        setTimeout(settle, 20);
-      }
-    }, 10);
+    });
   }
 
   private workerFailedLoad(entry: string, output: string, truncated = false): LoadResult {
@@ -934,80 +744,16 @@ export class PythonWorker extends EventEmitter<PythonWorkerEvents> {
       this.release(call);
       call.reject(error);
     }
-    if (this.backstopTimer !== null) clearTimeout(this.backstopTimer);
-    this.backstopTimer = null;
-    if (this.pollTimer !== null) clearTimeout(this.pollTimer);
-    this.pollTimer = null;
-    this.young = [];
+    this.backstop.stop();
+    this.signals.stop();
+    // A process the workflow started in the background inherited fd 1 and 2 and may hold them open for as
+    // long as it runs: keep reading them, but do not let them keep this process alive (docs/protocol.md).
+    for (const pipe of this.pipes) (pipe as { unref?: () => void }).unref?.();
     this.resolveExited(exit);
     this.emit("exit", exit);
   }
 }
 
-function backstopMs(request: InvokeRequest): number | null {
-  if (request.kind === "node") {
-    if (request.timeout_ms === null) return null;
-    const conditions =
-      request.conditions === null ? 0 : (request.conditions_timeout_ms ?? LIMITS.callableTimeoutMs);
-    return request.timeout_ms + conditions;
-  }
-  return request.timeout_ms ?? LIMITS.callableTimeoutMs;
-}
-
-function callError(code: CallError["code"], message: string, phase: CallPhase): CallError {
-  return { code, message, phase, edge: null, traceback: null, file: null, line: null };
-}
-
-function failed(error: CallError): InvokeOutcome {
-  return { ok: false, error, output: { text: "", truncated: false }, leaked_threads: 0 };
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
 function delay(ms: number): Promise<void> {
   return new Promise((done) => setTimeout(done, ms).unref());
-}
-
-interface StuckAt {
-  file: string;
-  line: number;
-  notes: { message: string; file: string | null; line: number | null }[];
-}
-
-/**
- * Where a timed-out load was: from the faulthandler dump of the worker's threads, the stack of the thread
- * running the load (the one in `_loader.py`), its innermost frame in the workflow's folder, and how that
- * frame was reached (innermost first), as in the worker's own load diagnostics.
- */
-function stuckAt(dump: string, root: string): StuckAt | null {
-  const blocks = dump.split(/^(?:Current thread|Thread) 0x[0-9a-f]+ \(most recent call first\):$/m);
-  const loading = blocks.find((block) => /_loader\.py", line \d+ in load_workflow/.test(block));
-  if (loading === undefined) return null;
-  const frames = [...loading.matchAll(/^\s*File "(.+)", line (\d+) in (.+)$/gm)]
-    .map((m) => ({ file: m[1]!, line: Number(m[2]), name: m[3]!.trim() }))
-    .filter((frame) => frame.file === root || frame.file.startsWith(root.endsWith(sep) ? root : root + sep));
-  const [inner, ...outer] = frames;
-  if (inner === undefined) return null;
-  const notes: StuckAt["notes"] = [];
-  let below = inner;
-  for (const frame of outer) {
-    notes.push({
-      message: frame.name === "<module>" && below.name === "<module>" ? "imported from" : "called from",
-      file: frame.file,
-      line: frame.line,
-    });
-    below = frame;
-  }
-  return { file: inner.file, line: inner.line, notes };
-}
-
-function sourceLine(file: string, line: number): string | null {
-  try {
-    const text = readFileSync(file, "utf8").split(/\r?\n/)[line - 1];
-    return text === undefined ? null : text;
-  } catch {
-    return null;
-  }
 }

@@ -170,7 +170,7 @@ describe("node functions", () => {
   test.each([
     ["not_serializable", "value_not_serializable", /data\['s'\] is a set/],
     ["too_deep", "value_too_large", /nested 65 levels deep/],
-    ["returns_int", "value_not_serializable", /returned a int/],
+    ["returns_int", "value_not_serializable", /returned an int;/],
   ])("%s fails with %s", async (name, code, message) => {
     const worker = await loaded(workspace({ "n.py": NODES }), "n.py");
     const error = failed(await worker.invoke(node(name)));
@@ -389,6 +389,10 @@ describe("ctx.emit limits and ctx.ask", () => {
     const error = failed(await worker.invoke(node("asker")));
     expect(error.code).toBe("ask_unavailable");
     expect(error.message).toContain("not available");
+    // Named as a user sees it, never by the SDK's private module.
+    expect(error.message).toMatch(/^AskUnavailable: /);
+    expect(error.traceback).toMatch(/^AskUnavailable: .*not available/m);
+    expect(`${error.message}\n${error.traceback}`).not.toContain("chrys.workflows._");
     expect(await worker.invoke(node("polite_asker"))).toMatchObject({
       ok: true,
       value: { text: "fallback: AskUnavailable" },

@@ -322,7 +322,7 @@ wf.output(a)
       "from chrys.workflows import WorkflowBuilder\nworkflow = WorkflowBuilder('x')\n",
       /is a WorkflowBuilder, not a built Workflow/,
     ],
-    ["something else", "workflow = 42\n", /is a int, not a Workflow built by/],
+    ["something else", "workflow = 42\n", /is an int, not a Workflow built by/],
     [
       "assigned only under __main__",
       `${ECHO.replace("workflow = wf.build()", 'if __name__ == "__main__":\n    workflow = wf.build()')}`,

@@ -1,6 +1,7 @@
-import { chmodSync } from "node:fs";
+import { chmodSync, existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { basename, join } from "node:path";
 import { expect, test } from "vitest";
-import { PROTOCOL_VERSION, startWorker } from "../src/index";
+import { PROTOCOL_VERSION, startWorker, type WorkerWarning } from "../src/index";
 import { node, python, start, workerEnv, workflowSource, workspace } from "./helpers";
 
 test("hello describes the interpreter; the worker runs in the workspace", async () => {
@@ -100,4 +101,79 @@ test("a worker started to only load still answers calls, and closes right after 
     ok: true,
     value: { text: "hi", data: null },
   });
+});
+
+/** The compiled files under `dir` whose name starts with `name.` (`typing.cpython-311.pyc`). */
+function compiled(dir: string, name: string): string[] {
+  return readdirSync(dir, { recursive: true, encoding: "utf8" })
+    .filter((file) => basename(file).startsWith(`${name}.`) && file.endsWith(".pyc"))
+    .map((file) => join(dir, file));
+}
+
+test("a damaged compiled file in the bytecode folder is dropped and the start retried once, with a warning", async () => {
+  const ws = workspace({}, { ownCache: true });
+  await (await start(ws)).close(); // compiles the SDK's imports (typing among them) into ws.cache
+  const [typing] = compiled(ws.cache, "typing");
+  expect(typing, "the worker imports typing at start").toBeDefined();
+  const whole = readFileSync(typing!);
+  writeFileSync(typing!, whole.subarray(0, whole.length >> 1)); // a write cut short by a full disk
+
+  // Without the retry this start fails: Python dies importing typing with "marshal data too short".
+  const warnings: WorkerWarning[] = [];
+  const worker = await start(ws, { onWarning: (warning) => warnings.push(warning) });
+  expect(worker.hello.type).toBe("hello");
+  await worker.close();
+  expect(warnings).toEqual([
+    {
+      code: "bytecode_cache_reset",
+      message: expect.stringMatching(
+        /^Python could not start: a compiled file in iCode's bytecode cache .+ is damaged \(EOFError: marshal data too short; .+\)\. Removed the \d+ compiled files there and started again\.$/,
+      ),
+    },
+  ]);
+  expect(warnings[0]!.message).toContain(ws.cache);
+  // Written again, whole, by the second start; and the next start needs no retry.
+  expect(readFileSync(compiled(ws.cache, "typing")[0]!).length).toBe(whole.length);
+  const again: WorkerWarning[] = [];
+  await (await start(ws, { onWarning: (warning) => again.push(warning) })).close();
+  expect(again).toEqual([]);
+});
+
+test("a start that fails for another reason is not retried", async () => {
+  const ws = workspace({}, { ownCache: true });
+  const fake = script(
+    ws,
+    "counting-python",
+    `echo run >> "${ws.path("runs")}"\necho "EOFError: something else" >&2\nexit 1`,
+  );
+  const warnings: WorkerWarning[] = [];
+  await expect(
+    startWorker({ python: fake, cwd: ws.dir, cacheDir: ws.cache, onWarning: (w) => warnings.push(w) }),
+  ).rejects.toMatchObject({ code: "worker_failed" });
+  expect(readFileSync(ws.path("runs"), "utf8")).toBe("run\n");
+  expect(warnings).toEqual([]);
+});
+
+test("a worker that keeps failing on damaged bytecode is retried once, then fails", async () => {
+  const ws = workspace();
+  const fake = script(
+    ws,
+    "damaged-python",
+    `echo run >> "${ws.path("runs")}"\necho "EOFError: marshal data too short" >&2\nexit 1`,
+  );
+  ws.write("cache/x/stale.cpython-311.pyc", "stale");
+  ws.write("cache/x/keep.txt", "not compiled Python");
+  const warnings: WorkerWarning[] = [];
+  await expect(
+    startWorker({
+      python: fake,
+      cwd: ws.dir,
+      cacheDir: ws.path("cache"),
+      onWarning: (w) => warnings.push(w),
+    }),
+  ).rejects.toThrow(/exited with code 1 before saying hello:\nEOFError: marshal data too short/);
+  expect(readFileSync(ws.path("runs"), "utf8")).toBe("run\nrun\n");
+  expect(warnings.map((w) => w.code)).toEqual(["bytecode_cache_reset"]);
+  expect(existsSync(ws.path("cache/x/stale.cpython-311.pyc"))).toBe(false);
+  expect(readFileSync(ws.path("cache/x/keep.txt"), "utf8")).toBe("not compiled Python");
 });

@@ -44,3 +44,4 @@ export type { SessionInit, SessionPatch, SessionSettings, WorkflowSource } from 
 export { type ListSessionsFilter, type ListSessionsResult, type Session, SessionSchema } from "./session";
 export type { SourceSnapshot } from "./snapshot";
 export { createFsRecordStore, type RecordStore } from "./store";
+export { type TranscriptRecord, TranscriptRecordSchema } from "./transcripts";

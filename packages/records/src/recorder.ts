@@ -7,6 +7,7 @@ import { EventLog, readEventLog } from "./event-log";
 import { FILES } from "./layout";
 import { appendQuestions } from "./questions";
 import type { RunDiagnostics } from "./run-files";
+import { type TranscriptRecord, writeTranscript } from "./transcripts";
 
 /** What a run leaves at its end: the final outputs and the run-level captured output. */
 export interface RunFinish {
@@ -37,6 +38,8 @@ export interface RunRecorder extends RecordSink {
   writeLast(event: EngineEvent): void | Promise<void>;
   /** Stores one attempt's captured output. */
   writeNodeDiagnostics(record: NodeDiagnostics): void | Promise<void>;
+  /** Stores one agent attempt's transcript. */
+  writeTranscript(record: TranscriptRecord): void | Promise<void>;
   /** Stores the final outputs and the run-level output; the engine does this before the end event. */
   writeOutputs(finish: RunFinish): void | Promise<void>;
   /** The run's stored events with `seq >= fromSeq`, in order (queued ones once `flushPending` stored them). */
@@ -86,6 +89,10 @@ export class FsRunRecorder implements RunRecorder {
 
   writeNodeDiagnostics(record: NodeDiagnostics): void {
     writeNodeDiagnostics(this.dir, record);
+  }
+
+  writeTranscript(record: TranscriptRecord): void {
+    writeTranscript(this.dir, record);
   }
 
   writeOutputs(finish: RunFinish): void {

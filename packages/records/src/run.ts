@@ -23,6 +23,7 @@ import {
 } from "./run-files";
 import { loadSession, saveSession } from "./session";
 import { type SourceSnapshot, writeSourceSnapshot } from "./snapshot";
+import { readTranscripts, type TranscriptRecord } from "./transcripts";
 
 export interface RunInit {
   /** The ID the scheduler stamps on events; a new one when left out. 32 lowercase hex characters. */
@@ -178,6 +179,8 @@ export interface RunRecord {
   /** The run's end event, or `null` while running, or when the process died (see `recoverOrphans`). */
   end: Extract<EngineEvent, { type: "workflow_run_end" }> | null;
   diagnostics: NodeDiagnostics[];
+  /** The agent attempts' transcripts. */
+  transcripts: TranscriptRecord[];
   /** Lines of `events.jsonl` that were skipped (a torn last line, …). */
   warnings: string[];
 }
@@ -207,6 +210,7 @@ export function readRunDir(dir: string): RunRecord {
     events: log.events,
     end,
     diagnostics: readNodeDiagnostics(dir),
+    transcripts: readTranscripts(dir),
     warnings: log.warnings.map((w) => w.message),
   };
 }

@@ -124,6 +124,59 @@ describe("lifecycle hooks with real commands", () => {
     expect(isProcessAlive(grandchild)).toBe(false);
   });
 
+  it("does not wait for a process the hook left running with its output pipes", async () => {
+    const pidFile = join(root, "background.pid");
+    const { warnings } = await runHooks(
+      "workflow_run_end",
+      { ...endFields, cwd: root },
+      {
+        env,
+        hooks: hooks({
+          event: "workflow_run_end",
+          command: `sleep 30 & echo $! > "${pidFile}"`,
+          blocking: true,
+        }),
+      },
+    );
+    const background = Number(readFileSync(pidFile, "utf8"));
+    try {
+      expect(warnings).toEqual([]);
+      // Returned while the process holding the hook's stdout and stderr still runs.
+      expect(isProcessAlive(background)).toBe(true);
+    } finally {
+      process.kill(background, "SIGKILL");
+    }
+  });
+
+  it("gives a hook exactly the environment it was given", async () => {
+    const out = join(root, "env.json");
+    process.env.ICODE_HOOK_TEST_ONLY_HERE = "1";
+    try {
+      await runHooks(
+        "session_end",
+        { workflow_id: "demo", session_id: SESSION, cwd: root },
+        {
+          env: { ...env, ICODE_GIVEN: "yes" },
+          hooks: hooks({
+            event: "session_end",
+            command: [
+              NODE,
+              "-e",
+              "require('fs').writeFileSync(process.argv[1], JSON.stringify(process.env))",
+              out,
+            ],
+            blocking: true,
+          }),
+        },
+      );
+    } finally {
+      delete process.env.ICODE_HOOK_TEST_ONLY_HERE;
+    }
+    const seen = JSON.parse(readFileSync(out, "utf8")) as Record<string, string>;
+    expect(seen.ICODE_GIVEN).toBe("yes");
+    expect(seen.ICODE_HOOK_TEST_ONLY_HERE).toBeUndefined();
+  });
+
   it("turns a failing hook into a warning with its stderr, never an error, and honours on_error", async () => {
     const failing = [NODE, "-e", "console.error('cannot reach the server'); process.exit(3)"];
     const { warnings } = await runHooks(

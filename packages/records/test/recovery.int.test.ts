@@ -3,7 +3,7 @@ import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { runInit, scriptedEvents, sessionInit } from "./conformance/fixtures";
-import { append, finish, removeDir, tempDir } from "./helpers";
+import { append, removeDir, tempDir } from "./helpers";
 import {
   createRun,
   createSession,

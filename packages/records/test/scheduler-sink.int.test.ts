@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { createVirtualClock, type Executors, startRun } from "@icode/workflow-scheduler";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { DEFINITION, runInit, sessionInit } from "./conformance/fixtures";
-import { append, finish, removeDir, tempDir } from "./helpers";
+import { finish, removeDir, tempDir } from "./helpers";
 import {
   createRun,
   createSession,

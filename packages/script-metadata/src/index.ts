@@ -29,6 +29,7 @@ export {
   type ResolvePythonOptions,
   resolvePythonSetting,
 } from "./interpreter";
+export { knownLaunch, type Launch, type LaunchOptions, launchFor } from "./launch";
 export {
   CHRYS_KEYS,
   emptyScriptMetadata,

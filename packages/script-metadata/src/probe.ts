@@ -1,4 +1,3 @@
-import { execFile } from "node:child_process";
 import { realpathSync } from "node:fs";
 import { type Diagnostic, diagnostic } from "@icode/workflow-errors";
 import type { Env } from "./interpreter";
@@ -58,7 +57,7 @@ export type ProbeResult =
   | { ok: false; info: null; diagnostics: Diagnostic[] };
 
 /** Runs `command` (an absolute path, as `resolvePythonSetting` returns) and reads what it reports. */
-export function probeInterpreter(command: string, options: ProbeOptions): Promise<ProbeResult> {
+export async function probeInterpreter(command: string, options: ProbeOptions): Promise<ProbeResult> {
   const timeout = options.timeoutMs ?? 20_000;
   const fail = (message: string, hint: string, traceback: string | null = null): ProbeResult => ({
     ok: false,
@@ -75,80 +74,64 @@ export function probeInterpreter(command: string, options: ProbeOptions): Promis
     ],
   });
 
-  return new Promise((resolve) => {
-    execFile(
-      command,
-      ["-E", "-s", "-S", "-c", PROBE],
-      {
-        env: { ...options.env },
-        cwd: options.cwd,
-        timeout,
-        maxBuffer: 1024 * 1024,
-        windowsHide: true,
-        encoding: "utf8",
-      },
-      (error, stdout, stderr) => {
-        const line = stdout
-          .split(/\r?\n/)
-          .reverse()
-          .find((candidate) => candidate.startsWith(MARKER));
-        if (error !== null && line === undefined) {
-          const code = (error as NodeJS.ErrnoException).code;
-          const details = tail(stderr);
-          if (typeof code === "string") {
-            resolve(
-              fail(
-                `the Python interpreter ${command} could not be started: ${code}`,
-                "check that the path names a working Python executable",
-              ),
-            );
-          } else if (error.killed) {
-            resolve(
-              fail(
-                `the Python interpreter ${command} did not answer within ${Math.round(timeout / 1000)} s`,
-                "check that it starts from a shell (try running it with --version)",
-              ),
-            );
-          } else {
-            resolve(
-              fail(
-                `the Python interpreter ${command} failed to start (exit code ${String(error.code ?? error.signal)})${details === "" ? "" : `: ${lastLine(details)}`}`,
-                "run it from a shell to see the problem; a broken or half-deleted environment must be recreated",
-                details === "" ? null : details,
-              ),
-            );
-          }
-          return;
-        }
-        if (line === undefined) {
-          resolve(
-            fail(
-              `the Python interpreter ${command} started but did not report its version`,
-              "check that the path names a Python interpreter and not another program",
-            ),
-          );
-          return;
-        }
-        let raw: unknown;
-        try {
-          raw = JSON.parse(line.slice(MARKER.length));
-        } catch {
-          raw = null;
-        }
-        const parsed = InterpreterInfoSchema.safeParse(withFallbacks(raw, command));
-        if (!parsed.success) {
-          resolve(
-            fail(
-              `the Python interpreter ${command} gave an answer iCode cannot read`,
-              "check that the path names a CPython or PyPy interpreter",
-            ),
-          );
-          return;
-        }
-        resolve({ ok: true, info: parsed.data, diagnostics: [] });
-      },
-    );
+  // execa is loaded when a probe runs: importing it costs ~85 ms, which a program that imports this
+  // package and never probes should not pay.
+  const { execa } = await import("execa");
+  const run = await execa(command, ["-E", "-s", "-S", "-c", PROBE], {
+    env: { ...options.env },
+    extendEnv: false, // exactly the workflow's environment, not this process's on top
+    cwd: options.cwd,
+    stdin: "ignore",
+    timeout,
+    maxBuffer: 1024 * 1024,
+    stripFinalNewline: false,
+    reject: false, // a failure is a result here; it becomes a diagnostic below
   });
+  const line = run.stdout
+    .split(/\r?\n/)
+    .reverse()
+    .find((candidate) => candidate.startsWith(MARKER));
+  if (run.failed && line === undefined) {
+    const details = tail(run.stderr);
+    if (run.timedOut) {
+      return fail(
+        `the Python interpreter ${command} did not answer within ${Math.round(timeout / 1000)} s`,
+        "check that it starts from a shell (try running it with --version)",
+      );
+    }
+    if (run.exitCode === undefined && run.signal === undefined && run.code !== undefined) {
+      // Not started at all (ENOENT, EACCES, …): execa reports the system's error code.
+      return fail(
+        `the Python interpreter ${command} could not be started: ${run.code}`,
+        "check that the path names a working Python executable",
+      );
+    }
+    return fail(
+      `the Python interpreter ${command} failed to start (exit code ${String(run.exitCode ?? run.signal)})${details === "" ? "" : `: ${lastLine(details)}`}`,
+      "run it from a shell to see the problem; a broken or half-deleted environment must be recreated",
+      details === "" ? null : details,
+    );
+  }
+  if (line === undefined) {
+    return fail(
+      `the Python interpreter ${command} started but did not report its version`,
+      "check that the path names a Python interpreter and not another program",
+    );
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(line.slice(MARKER.length));
+  } catch {
+    raw = null;
+  }
+  const parsed = InterpreterInfoSchema.safeParse(withFallbacks(raw, command));
+  if (!parsed.success) {
+    return fail(
+      `the Python interpreter ${command} gave an answer iCode cannot read`,
+      "check that the path names a CPython or PyPy interpreter",
+    );
+  }
+  return { ok: true, info: parsed.data, diagnostics: [] };
 }
 
 /** An embedded or unusual Python may leave `sys.executable` empty: the command we started stands in for it. */

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Awaitable, Coroutine, Dict, List, Protocol, Sequence, Tuple, Union, overload
 
+from ._names import with_article
 from ._questions import Answer, Question
 from ._values import find_lone_surrogate
 
@@ -89,7 +90,7 @@ class NodeContext:
             for index, item in enumerate(prompt):
                 if not isinstance(item, Question):
                     raise TypeError(
-                        f"NodeContext.ask() question {index} is a {type(item).__qualname__}; pass Question "
+                        f"NodeContext.ask() question {index} is {with_article(type(item).__qualname__)}; pass Question "
                         "objects in a list or tuple (a plain string is allowed only on its own)."
                     )
             return self._ask_many(tuple(prompt))

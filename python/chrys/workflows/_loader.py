@@ -13,6 +13,7 @@ import sys
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from . import _tracebacks as tb
+from ._names import with_article
 from ._protocol import MAX_LOAD_DIAGNOSTICS
 
 
@@ -269,8 +270,8 @@ def load_workflow(
     if not isinstance(workflow, Workflow):
         kind = type(workflow).__qualname__
         if kind == "WorkflowBuilder" or hasattr(workflow, "build"):
-            message = f"`workflow` is a {kind}, not a built Workflow: call build() on it"
+            message = f"`workflow` is {with_article(kind)}, not a built Workflow: call build() on it"
         else:
-            message = f"`workflow` is a {kind}, not a Workflow built by WorkflowBuilder.build()"
+            message = f"`workflow` is {with_article(kind)}, not a Workflow built by WorkflowBuilder.build()"
         return None, [diagnostic("missing_workflow", message, file=entry, hint=missing_hint)], False
     return Loaded(workflow._shared_manifest(), dict(workflow._callables), module), [], False

@@ -4,7 +4,7 @@ Loading runs on the main thread with no event loop running, so top-level code ma
 and register signal handlers as in a script; the engine enforces the load time limit by killing the process.
 After a successful load the main thread runs the event loop (time limits, the pool's monitor, and ``async def``
 nodes) and the channel is read by a pool thread, which runs the sync calls it reads itself (see
-``_runtime._Pool``). The loop is asyncio's only when the workflow has an ``async def`` node or its code imported
+``_pool.Pool``). The loop is asyncio's only when the workflow has an ``async def`` node or its code imported
 asyncio while it loaded; otherwise it is a ``_loop.ThreadLoop``, and the run never imports asyncio (~35 ms).
 
 Start-up is on the path of every ``icode workflow validate`` and run, so nothing of the call machinery is

@@ -14,6 +14,8 @@ import sys
 import sysconfig
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence
 
+from ._names import public_name, publish_traceback
+
 if TYPE_CHECKING:
     import traceback
 
@@ -188,9 +190,9 @@ def format_user_traceback(error: BaseException, user: UserFiles) -> str:
     try:
         te = traceback.TracebackException(type(error), error, error.__traceback__)
         _filter_chain(te, user, set())
-        return "".join(te.format())
+        return publish_traceback("".join(te.format()), error)
     except Exception:  # a broken __str__ or __repr__ must not hide the failure itself
-        return "".join(traceback.format_exception_only(type(error), error))
+        return publish_traceback("".join(traceback.format_exception_only(type(error), error)), error)
 
 
 def report_internal_error() -> None:
@@ -204,12 +206,9 @@ def report_internal_error() -> None:
 
 
 def describe(error: BaseException) -> str:
-    """``NameError: name 'x' is not defined``; ``module.Name: …`` for exceptions outside builtins."""
-    cls = type(error)
-    name = cls.__qualname__
-    module = cls.__module__
-    if module not in ("builtins", "__main__", None):
-        name = f"{module}.{name}"
+    """``NameError: name 'x' is not defined``; ``module.Name: …`` for exceptions outside builtins, and the
+    SDK's own by their public names (``AskUnavailable: …``, see ``_names``)."""
+    name = public_name(type(error))
     try:
         text = str(error)
     except Exception:

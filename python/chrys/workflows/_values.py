@@ -12,6 +12,7 @@ import re
 from typing import Any, Container, Dict, List, Mapping, Optional, Set, Tuple, Union, cast
 
 from ._errors import ValueNotSerializable, ValueTooLarge, WorkflowValueError
+from ._names import with_article
 
 __all__ = [
     "JsonValue",
@@ -312,7 +313,7 @@ class _DataChecker:
             "bytearray": "decode it to a string, or encode it as base64 text",
         }.get(type(value).__name__, "convert it to a dict, list, str, int, float, bool or None")
         raise ValueNotSerializable(
-            f"{where} is a {_type_name(value)}, which data cannot carry; {hint}. data allows only "
+            f"{where} is {with_article(_type_name(value))}, which data cannot carry; {hint}. data allows only "
             "str, int, finite float, bool, None, lists, and dicts with string keys.",
             path=where,
         )
@@ -340,12 +341,12 @@ def check_value(value: object) -> WorkflowValue:
         return WorkflowValue(str.__str__(value))
     if not isinstance(value, WorkflowValue):
         raise ValueNotSerializable(
-            f"the function returned a {_type_name(value)}; it must return a str or a WorkflowValue. "
+            f"the function returned {with_article(_type_name(value))}; it must return a str or a WorkflowValue. "
             "Wrap structured results as WorkflowValue(text=..., data=...).",
         )
     if not isinstance(value.text, str):
         raise ValueNotSerializable(
-            f"WorkflowValue.text is a {_type_name(value.text)}; it must be a str. "
+            f"WorkflowValue.text is {with_article(_type_name(value.text))}; it must be a str. "
             "Put structured content in data and a readable summary in text.",
             path="text",
         )

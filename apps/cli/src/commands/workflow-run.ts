@@ -25,6 +25,7 @@ import { tracebackLines } from "../render/traceback";
 import { cliHintOf, renderDiagnostic } from "../render/validate-text";
 import { loadTimeoutMs } from "../settings";
 import { UsageError } from "../usage";
+import { warnOn } from "../warnings";
 
 type Values = ValuesOf<typeof WORKFLOW_RUN>;
 
@@ -208,7 +209,8 @@ export const command = {
       input = read.text;
     }
     const progress = !json && !values.quiet;
-    const engine = createEngine({ cwd: io.cwd, env: io.env });
+    // What the engine recovered from on its own (a damaged bytecode cache dropped, say).
+    const engine = createEngine({ cwd: io.cwd, env: io.env, onWarning: warnOn(io) });
     const loadTimeout = loadTimeoutMs(io.env);
     const terminal = values.interactive ? askOnTerminal(io) : null;
     const run = engine.run(

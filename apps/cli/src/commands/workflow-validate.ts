@@ -6,6 +6,7 @@ import { EXIT, exitCodeOfSignal, stopSignalOf } from "../exit-codes";
 import type { CommandContext } from "../load-command";
 import { renderValidateText } from "../render/validate-text";
 import { loadTimeoutMs } from "../settings";
+import { warnOn } from "../warnings";
 
 export const command = {
   async run({ command: parsed, io, signal, prestarted }: CommandContext): Promise<number> {
@@ -15,7 +16,7 @@ export const command = {
     // machinery (scheduler, records, hooks) that a one-shot `validate` never uses.
     const report = await validateWorkflowFor(
       parsed.args[0]!,
-      { cwd: io.cwd, env: io.env },
+      { cwd: io.cwd, env: io.env, onWarning: warnOn(io) },
       {
         signal,
         ...(loadTimeout === null ? {} : { loadTimeoutMs: loadTimeout }),

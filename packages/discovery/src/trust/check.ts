@@ -36,7 +36,13 @@ export interface TrustCheck {
  */
 export async function checkTrust(
   subject: TrustSubject,
-  options: { chrysHome: string; uid: number | null; definitionDigest: string | null },
+  options: {
+    chrysHome: string;
+    uid: number | null;
+    definitionDigest: string | null;
+    /** The agent profiles' digest once known (with the definition); absent before it is. */
+    profilesDigest?: string | null;
+  },
 ): Promise<TrustCheck> {
   if (subject.builtin) return { required: false, trusted: true, changed: [], record: null };
   const record = await readTrust(options.chrysHome, subject.entry, { uid: options.uid });
@@ -45,6 +51,8 @@ export async function checkTrust(
     source_digest: subject.sourceDigest,
     environment_fingerprint: subject.environmentFingerprint,
     definition_digest: options.definitionDigest ?? record.definition_digest,
+    profiles_digest:
+      options.profilesDigest === undefined ? (record.profiles_digest ?? null) : options.profilesDigest,
   });
   return { required: true, trusted: changed.length === 0, changed, record };
 }
@@ -52,7 +60,7 @@ export async function checkTrust(
 /** Saves the confirmation of the workflow as it is now; later runs need no trust until it changes. */
 export function confirmTrust(
   subject: TrustSubject,
-  options: { chrysHome: string; title: string; definitionDigest: string },
+  options: { chrysHome: string; title: string; definitionDigest: string; profilesDigest?: string | null },
 ): Promise<TrustRecord> {
   return writeTrust(options.chrysHome, {
     path: subject.entry,
@@ -62,6 +70,7 @@ export function confirmTrust(
     source_digest: subject.sourceDigest,
     definition_digest: options.definitionDigest,
     environment_fingerprint: subject.environmentFingerprint,
+    ...(options.profilesDigest == null ? {} : { profiles_digest: options.profilesDigest }),
   });
 }
 

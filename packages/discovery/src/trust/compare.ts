@@ -13,6 +13,7 @@ export function compareTrust(record: TrustRecord, current: TrustState): TrustPar
   if (record.source_digest !== current.source_digest) changed.push("source");
   if (record.definition_digest !== current.definition_digest) changed.push("definition");
   if (record.environment_fingerprint !== current.environment_fingerprint) changed.push("environment");
+  if ((record.profiles_digest ?? null) !== (current.profiles_digest ?? null)) changed.push("profiles");
   return changed;
 }
 

@@ -28,6 +28,8 @@ export const TrustRecordSchema = z.looseObject({
   definition_digest: Sha256Hex,
   /** `environmentFingerprint(...)` of the environment the workflow was confirmed with. */
   environment_fingerprint: Sha256Hex,
+  /** Digest of the project agent profiles that start programs, when the workflow uses any (agent profiles §1.6). */
+  profiles_digest: z.optional(z.nullable(Sha256Hex)),
   /** The `WorkflowBuilder` title, shown by `icode workflow list`. */
   title: z.string(),
   /** When trust was confirmed, ISO 8601. */

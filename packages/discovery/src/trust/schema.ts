@@ -1,8 +1,11 @@
 import { z } from "zod";
 import { Sha256HexSchema } from "../schema";
 
-/** The three things whose change requires confirming trust again, in the order messages name them. */
-export const TRUST_PARTS = ["source", "definition", "environment"] as const;
+/**
+ * What requires confirming trust again when it changes, in the order messages name them: the source, the
+ * built definition, the environment, and the project agent profiles the workflow uses that start programs.
+ */
+export const TRUST_PARTS = ["source", "definition", "environment", "profiles"] as const;
 export const TrustPartSchema = z.enum(TRUST_PARTS);
 export type TrustPart = z.infer<typeof TrustPartSchema>;
 
@@ -11,6 +14,8 @@ export const TrustStateSchema = z.object({
   source_digest: Sha256HexSchema,
   definition_digest: Sha256HexSchema,
   environment_fingerprint: Sha256HexSchema,
+  /** Digest of the project agent profiles that start programs (`null`/absent: none are used). */
+  profiles_digest: Sha256HexSchema.nullable().optional(),
 });
 export type TrustState = z.infer<typeof TrustStateSchema>;
 

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { dirname, sep } from "node:path";
-import { sdkDigest } from "@icode/python-bridge";
+import { pythonExecutors, sdkDigest } from "@icode/python-bridge";
 import {
   type DiscoveredWorkflow,
   discoverWorkflows,
@@ -11,7 +11,7 @@ import {
 } from "@icode/workflow-discovery";
 import type { EngineContext } from "../context";
 import type { FoundWorkflow, PreparedWorkflow, WorkflowLoader } from "../loader";
-import { pythonExecutors } from "../run/python-executor";
+
 import type { Refusal } from "../run/report";
 import { ReportBuilder } from "../validate/pipeline";
 import { type BeforeLoad, type PreparedPython, prepareWorkflow } from "../validate/prepare";
@@ -67,6 +67,7 @@ export function pythonLoader(ctx: EngineContext): WorkflowLoader {
         signal: options.signal,
         workdir: options.workspace,
         loadTimeoutMs: options.loadTimeoutMs,
+        workflowDefaultModel: options.workflowDefaultModel,
         beforeLoad: async (info) => {
           refusal = await options.trustGate(await trustSubjectOf(info));
           return refusal === null;
@@ -119,6 +120,7 @@ function preparedPython(
         : { files: prepared.files.map((f) => ({ path: f.relPath, content: readFileSync(f.absPath) })) },
     loadOutput,
     diagnostics,
+    agents: prepared.agents,
     async unchanged() {
       const reread = await readTarget(prepared.target, { uid: ctx.uid });
       return reread.sourceDigest === prepared.sourceDigest;

@@ -22,15 +22,20 @@ describe("systemClock", () => {
       fired.push(name);
       at[name] = performance.now() - start;
     };
-    // Delays far apart, so that a loaded machine (the test suites run in parallel) cannot reorder them:
-    // the 5 ms sleep would have to take 60 ms.
-    systemClock.setTimer(150, mark("a150"));
-    systemClock.setTimer(60, mark("b60"));
+    // The order follows each timer's due time (when it was set + its delay), measured here rather than
+    // assumed: on a loaded machine the 5 ms sleep can take far longer than 5 ms.
+    const due: Record<string, number> = {};
+    const set = (name: string, ms: number) => {
+      due[name] = performance.now() - start + ms;
+      systemClock.setTimer(ms, mark(name));
+    };
+    set("a150", 150);
+    set("b60", 60);
     await sleep(5);
-    systemClock.setTimer(150, mark("c150"));
-    systemClock.setTimer(0, mark("d0"));
+    set("c150", 150);
+    set("d0", 0);
     await sleep(400);
-    expect(fired).toEqual(["d0", "b60", "a150", "c150"]);
+    expect(fired).toEqual(Object.keys(due).sort((x, y) => due[x]! - due[y]!));
     expect(at.b60).toBeGreaterThanOrEqual(59);
     expect(at.a150).toBeGreaterThanOrEqual(149);
     expect(at.c150).toBeGreaterThanOrEqual(154);

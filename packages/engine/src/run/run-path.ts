@@ -1,8 +1,16 @@
-import { checkTrust, confirmTrust, encodedDefinition, untrustedMessage } from "@icode/workflow-discovery";
+import type { ProfileTrust } from "@icode/agent-profiles";
+import {
+  checkTrust,
+  confirmTrust,
+  encodedDefinition,
+  sha256Hex,
+  untrustedMessage,
+} from "@icode/workflow-discovery";
 import { isWorkflowError } from "@icode/workflow-errors";
 import type { HookRunResult, HookWarning, RunRecorder, Session } from "@icode/workflow-records";
 import { runHooks } from "@icode/workflow-records";
 import { startRun, type WorkflowRun } from "@icode/workflow-scheduler";
+import { profilesDigestOf, projectProfilesStartingPrograms } from "../agents/bindings";
 import type { RunContext } from "../context";
 import type { FoundWorkflow, LoaderWarning, PreparedWorkflow, WorkflowLoader } from "../loader";
 import type { CheckedRunRequest, RunCallbacks } from "../request";
@@ -55,9 +63,21 @@ export async function executeRun(
     if (stop.refusal() !== null) return refuse(stop.refusal()!, sessionId);
     if ("code" in admission) return refuse(admission, sessionId);
     const records = await openRecords(controller, request, session, admission, env);
-    const run = schedule(controller, request, callbacks, admission, records, env, deadline);
+    const { run, release } = await schedule(
+      controller,
+      request,
+      callbacks,
+      admission,
+      records,
+      env,
+      deadline,
+    );
     stop.running(run);
-    return await finish(controller, run, admission, records, env, begin);
+    try {
+      return await finish(controller, run, admission, records, env, begin);
+    } finally {
+      await release();
+    }
   } catch (error) {
     if (stop.refusal() !== null) return refuse(stop.refusal()!);
     if (isWorkflowError(error) && error.code === "storage_failed") {
@@ -80,6 +100,13 @@ async function resolveSession(
   env: RunEnvironment,
 ): Promise<ResolvedSession | Refusal> {
   if (request.sessionId === undefined) return { session: null, recovered: [] };
+  if (request.model !== null) {
+    return {
+      code: "request_invalid",
+      message: `model: sets the default model of a new session; session ${request.sessionId} keeps the one saved with it`,
+      hint: "leave out the model to run in the session, or start a new session with it",
+    };
+  }
   const store = env.ctx.store;
   let session: Session;
   try {
@@ -143,6 +170,7 @@ async function admit(
     workspace,
     signal: stop.signal,
     loadTimeoutMs: request.loadTimeoutMs,
+    workflowDefaultModel: session?.settings.model ?? request.model,
     warn: (warning) => warnings.push(warning),
     async trustGate(subject) {
       const check = await checkTrust(subject, {
@@ -150,9 +178,14 @@ async function admit(
         uid: ctx.uid,
         definitionDigest: null,
       });
-      return check.required && !check.trusted && !request.trust
-        ? trustRefusal(untrustedMessage(subject, check))
-        : null;
+      if (!check.required || check.trusted || request.trust) return null;
+      const programs = await projectProfilesStartingPrograms({
+        chrysHome: ctx.chrysHome,
+        cwd: workspace,
+        env: ctx.env,
+        homeDir: ctx.homeDir,
+      });
+      return trustRefusal(untrustedMessage(subject, check) + programsNote(programs));
     },
   });
   if ("code" in prepared) return prepared;
@@ -160,19 +193,27 @@ async function admit(
   if (stop.refusal() !== null) return stop.refusal()!;
   const { digest } = encodedDefinition(prepared.definition);
   const subject = prepared.trust;
+  const trusted = prepared.agents?.trusted ?? [];
+  const profilesDigest = profilesDigestOf(trusted, sha256Hex);
   const check = await checkTrust(subject, {
     chrysHome: ctx.chrysHome,
     uid: ctx.uid,
     definitionDigest: digest,
+    profilesDigest,
   });
   if (check.required && !check.trusted) {
-    if (!request.trust)
-      return { ...trustRefusal(untrustedMessage(subject, check)), loadOutput: prepared.loadOutput };
+    if (!request.trust) {
+      return {
+        ...trustRefusal(untrustedMessage(subject, check) + programsNote(trusted)),
+        loadOutput: prepared.loadOutput,
+      };
+    }
     try {
       await confirmTrust(subject, {
         chrysHome: ctx.chrysHome,
         title: prepared.definition.title,
         definitionDigest: digest,
+        profilesDigest,
       });
     } catch (error) {
       if (!isWorkflowError(error)) throw error;
@@ -223,6 +264,7 @@ async function openRecords(
       workflow_path: found.path,
       source: found.source,
       workspace,
+      settings: { model: request.model },
     }));
   const encoded = encodedDefinition(prepared.definition);
   const recorder = await store.createRun(session.session_id, {
@@ -283,7 +325,7 @@ async function openRecords(
 
 // ================================================================ 4. schedule
 
-function schedule(
+async function schedule(
   controller: RunController,
   request: CheckedRunRequest,
   callbacks: RunCallbacks,
@@ -291,12 +333,33 @@ function schedule(
   records: OpenRecords,
   env: RunEnvironment,
   deadline: number | null,
-): WorkflowRun {
-  const { sink } = records;
+): Promise<{ run: WorkflowRun; release: () => Promise<void> }> {
+  const { sink, recorder } = records;
+  let release = async () => {};
   const executors = admitted.prepared.executors({
     beforeSend: () => sink.storeQueued(),
-    nodeDiagnostics: (record) => sink.guard(() => records.recorder.writeNodeDiagnostics(record)),
+    nodeDiagnostics: (record) => sink.guard(() => recorder.writeNodeDiagnostics(record)),
   });
+  const bindings = admitted.prepared.agents;
+  if (bindings !== null && bindings.agents.size > 0) {
+    // Loaded only for a run that has agent nodes: the model and protocol SDKs stay out of everything else.
+    const { createAgentExecutor, defaultRunners } = await import("@icode/workflow-agents");
+    const { ctx } = env;
+    const agents = createAgentExecutor({
+      config: bindings.config,
+      agents: bindings.agents,
+      workspace: admitted.workspace,
+      env: ctx.env,
+      chrysHome: ctx.chrysHome,
+      homeDir: ctx.homeDir,
+      approvalMode: request.approvalMode,
+      ...(callbacks.approve === undefined ? {} : { approve: callbacks.approve }),
+      transcript: (record) => sink.guard(() => recorder.writeTranscript(record)),
+      runners: defaultRunners(),
+    });
+    executors.runAgent = agents.runAgent;
+    release = () => agents.close();
+  }
   let run: WorkflowRun;
   try {
     run = startRun({
@@ -320,7 +383,7 @@ function schedule(
     throw error;
   }
   controller.scheduled(run);
-  return run;
+  return { run, release };
 }
 
 // ================================================================ 5. finish
@@ -387,6 +450,16 @@ async function finish(
     diagnostics,
     location: recorder.location,
   };
+}
+
+/** The programs of the project agent profiles a refused run would start, for the trust message. */
+function programsNote(trusted: readonly ProfileTrust[]): string {
+  if (trusted.length === 0) return "";
+  const lines = trusted.map(
+    (t) =>
+      `project agent profile '${t.name}' (${t.file ?? "?"}) starts ${t.programs.map((p) => [p.command, ...p.args].join(" ")).join("; ")}`,
+  );
+  return `; trusting it also trusts ${lines.join("; ")}`;
 }
 
 /** A hook's warning as the run's `warning` event. */

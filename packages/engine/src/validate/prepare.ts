@@ -3,6 +3,7 @@ import { adoptWorker, type PythonWorker, startWorker } from "@icode/python-bridg
 import {
   checkEnvironment,
   defaultInterpreter,
+  launchFor,
   parseScriptMetadata,
   resolvePythonSetting,
   type ScriptMetadata,
@@ -10,9 +11,8 @@ import {
 import { readTarget, type Target } from "@icode/workflow-discovery";
 import { type Diagnostic, diagnostic, isWorkflowError } from "@icode/workflow-errors";
 import { type Definition, validateDefinition } from "@icode/workflow-graph";
-import { checkBindings } from "../bindings";
+import { type AgentBindings, bindAgents } from "../agents/bindings";
 import type { EngineContext } from "../context";
-import { launchFor } from "./launch";
 import type { ReportBuilder } from "./pipeline";
 import { interpretersCacheDir, type PrestartedValidation } from "./prestart";
 
@@ -33,6 +33,8 @@ export interface PreparedPython {
   worker: PythonWorker;
   hello: PythonWorker["hello"];
   definition: Definition;
+  /** Its agent nodes bound to this computer's profiles and models; `null` without agent nodes. */
+  agents: AgentBindings | null;
 }
 
 /** What is known once the interpreter started and before any workflow code runs (a trust gate needs it). */
@@ -60,6 +62,8 @@ export interface PrepareOptions {
   early?: EarlyWorker;
   /** The worker will only load and be closed (validation; see `StartWorkerOptions.loadOnly`). */
   loadOnly?: boolean;
+  /** The workflow's default model for the `bindings` stage (a session's saved choice), or `null`. */
+  workflowDefaultModel?: string | null;
 }
 
 /**
@@ -174,7 +178,14 @@ export async function prepareWorkflow(
     }
 
     // bindings
-    if (!report.stage("bindings", checkBindings(definition, ctx))) {
+    const agents = await bindAgents(definition, {
+      chrysHome: ctx.chrysHome,
+      cwd: options.workdir,
+      env: ctx.env,
+      homeDir: ctx.homeDir,
+      workflowDefault: options.workflowDefaultModel ?? null,
+    });
+    if (!report.stage("bindings", agents?.diagnostics ?? [])) {
       await worker.close();
       return null;
     }
@@ -189,6 +200,7 @@ export async function prepareWorkflow(
       worker,
       hello: worker.hello,
       definition,
+      agents,
     };
   } catch (error) {
     await worker.close();
@@ -244,7 +256,7 @@ async function stagesBeforeEnvironment(
 
 /**
  * Starts the worker for the interpreter a workflow selected. That interpreter stays what reports and trust
- * name; only a pyenv shim is started through the binary it would run (see ./launch).
+ * name; only a pyenv shim is started through the binary it would run (`launchFor` of @icode/script-metadata).
  */
 async function startInterpreter(
   command: string,
@@ -263,6 +275,7 @@ async function startInterpreter(
     cacheDir: ctx.pycacheDir,
     env: launch.env,
     loadOnly,
+    onWarning: ctx.onWarning,
   });
 }
 
@@ -298,7 +311,9 @@ export function startDefaultEarly(
     options.loadOnly === loadOnly;
   if (!fits) prestarted?.process.discard();
   const started =
-    fits && prestarted ? adoptWorker(prestarted.process) : startInterpreter(command, ctx, workdir, loadOnly);
+    fits && prestarted
+      ? adoptWorker(prestarted.process, undefined, { onWarning: ctx.onWarning })
+      : startInterpreter(command, ctx, workdir, loadOnly);
   started.catch(() => undefined); // a failed start is reported if the worker is taken
   const discard = (): null => {
     void started.then((worker) => worker.close()).catch(() => undefined);

@@ -1,11 +1,11 @@
 import { join } from "node:path";
 import { type SpawnedWorker, spawnWorker } from "@icode/python-bridge";
-import { defaultInterpreter } from "@icode/script-metadata";
+import { defaultInterpreter, knownLaunch } from "@icode/script-metadata";
 import { type EngineOptions, engineContext } from "../context";
-import { knownLaunch } from "./launch";
 
 // Loads no zod and none of the run or validation machinery (the CLI bundles it on its own, as `prestart.js`,
-// and loads it before the command): keep the imports of this module and of ./launch that way.
+// and loads it before the command): keep the imports of this module (and
+// `knownLaunch` of @icode/script-metadata) that way.
 
 /** A validation's worker, started by `prestartValidation` before the rest of the engine was loaded. */
 export interface PrestartedValidation {
@@ -23,7 +23,8 @@ export interface PrestartedValidation {
  * calls `process.discard()` (until adopted it does not keep Node running, so forgetting costs no hang).
  *
  * Returns `null`, starting nothing, when that needs more than a few synchronous reads: no default interpreter
- * (the validation reports why), or a pyenv shim not yet probed (see ./launch). Runs no workflow code.
+ * (the validation reports why), or a pyenv shim not yet probed (see `launchFor` of
+ * @icode/script-metadata). Runs no workflow code.
  */
 export function prestartValidation(engine: EngineOptions): PrestartedValidation | null {
   const ctx = engineContext(engine);
@@ -50,7 +51,7 @@ export function prestartValidation(engine: EngineOptions): PrestartedValidation 
   }
 }
 
-/** `<CHRYS_HOME>/cache/interpreters`: where ./launch keeps what pyenv shims run. */
+/** `<CHRYS_HOME>/cache/interpreters`: where `launchFor` keeps what pyenv shims run. */
 export function interpretersCacheDir(chrysHome: string): string {
   return join(chrysHome, "cache", "interpreters");
 }

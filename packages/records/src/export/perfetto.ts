@@ -132,6 +132,26 @@ function traceRun(run: TrajectoryRun, events: readonly EngineEvent[], pid: numbe
           usage: attempt.usage,
         },
       });
+      // An agent's tool calls nest inside its attempt.
+      for (const call of attempt.tool_calls) {
+        const start = Math.min(Math.max(call.start_ms, from), to);
+        const end = Math.min(call.end_ms ?? to, to);
+        out.push({
+          ph: "X",
+          name: call.title === "" ? call.tool_call_id : call.title,
+          cat: `tool,${call.tool_kind}`,
+          pid,
+          tid,
+          ts: us(start),
+          dur: us(Math.max(0, end - start)),
+          args: {
+            activation_id: node.activation_id,
+            attempt: attempt.attempt,
+            tool_call_id: call.tool_call_id,
+            status: call.status,
+          },
+        });
+      }
     }
     for (const emit of node.emits) {
       out.push({

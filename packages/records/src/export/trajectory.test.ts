@@ -79,20 +79,67 @@ describe("buildRun", () => {
         end_ms: 50,
         duration_ms: 39,
         usage: null,
+        tool_calls: [],
       },
     ]);
     expect(run.usage).toBeNull();
   });
 
-  it("sums usage reported on attempt events into attempts, activations and the run", () => {
-    const events = stream();
-    const raw = events.map((e) => ({ ...e }) as Record<string, unknown>);
-    raw[4]!["usage"] = { input_tokens: 10, output_tokens: 5, cost_usd: 0.5 };
-    raw[6]!["usage"] = { input_tokens: 1, output_tokens: 2, cost_usd: null };
-    const run = buildRun(R, "2024-01-01T00:00:00.000Z", events, raw);
-    expect(run.nodes[1]?.usage).toEqual({ input_tokens: 10, output_tokens: 5, cost_usd: 0.5 });
-    expect(run.nodes[2]?.attempts[0]?.usage).toEqual({ input_tokens: 1, output_tokens: 2, cost_usd: null });
-    expect(run.usage).toEqual({ input_tokens: 11, output_tokens: 7, cost_usd: 0.5 });
+  it("takes each attempt's last (cumulative) usage, sums it up, and lists the attempt's tool calls", () => {
+    const usage = (input: number, output: number) => ({
+      input_tokens: input,
+      output_tokens: output,
+      total_tokens: input + output,
+      cached_input_tokens: null,
+      reasoning_tokens: null,
+      cost: { amount: input / 100, currency: "USD" },
+    });
+    const x1 = at("x", 1, "L");
+    const x2 = at("x", 2, "L");
+    const activity = (where: typeof x1, ts: number, a: Record<string, unknown>) =>
+      ({ ...where, type: "agent_activity", ts, attempt: 1, activity: a }) as unknown as EngineEvent;
+    const call = (status: string) => ({
+      kind: "tool_call",
+      tool_call_id: "t1",
+      title: "read_file a.ts",
+      tool_kind: "read",
+      status,
+      input: null,
+      result: null,
+    });
+    const base = stream();
+    const events = [
+      ...base.slice(0, 4),
+      activity(x1, 3, { kind: "usage", usage: usage(5, 1) }),
+      activity(x1, 4, call("pending")),
+      activity(x1, 6, call("completed")),
+      activity(x1, 7, { kind: "usage", usage: usage(10, 5) }),
+      ...base.slice(4, 7),
+      activity(x2, 12, { kind: "usage", usage: usage(1, 2) }),
+      ...base.slice(7),
+    ].map((e, seq) => ({ ...e, seq }));
+    const run = buildRun(R, "2024-01-01T00:00:00.000Z", events);
+    expect(run.nodes[1]?.usage).toEqual(usage(10, 5));
+    expect(run.nodes[1]?.attempts[0]?.tool_calls).toEqual([
+      {
+        tool_call_id: "t1",
+        title: "read_file a.ts",
+        tool_kind: "read",
+        status: "completed",
+        start_ms: 4,
+        end_ms: 6,
+        duration_ms: 2,
+      },
+    ]);
+    expect(run.nodes[2]?.attempts[0]?.usage).toEqual(usage(1, 2));
+    expect(run.usage).toEqual({
+      input_tokens: 11,
+      output_tokens: 7,
+      total_tokens: 18,
+      cached_input_tokens: null,
+      reasoning_tokens: null,
+      cost: { amount: 0.11, currency: "USD" },
+    });
     expect(run.nodes[0]?.usage).toBeNull();
   });
 });

@@ -1,5 +1,6 @@
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
+import { type TokenUsage, TokenUsageSchema } from "@icode/workflow-scheduler";
 import { z } from "zod";
 import { type EngineEvent, RunOutcomeSchema } from "../engine-events";
 import { readEventLog } from "../event-log";
@@ -10,16 +11,25 @@ import { RunHeaderSchema } from "../run-files";
 import { SessionSchema } from "../session";
 
 /**
- * Token usage and cost. The event union carries no usage yet; an attempt-scoped event (`attempt_failed`,
- * `node_completed`, `agent_activity`) that has a `usage` object of this shape is summed into its attempt.
- * `null` wherever nothing is known (Python nodes, agents that report nothing).
+ * Tokens an agent attempt used: the last `usage` activity of the attempt (agents report it cumulatively),
+ * summed into its activation and run. `null` wherever nothing is known (Python nodes, agents that report
+ * nothing).
  */
-export const UsageSchema = z.object({
-  input_tokens: z.number().int().min(0),
-  output_tokens: z.number().int().min(0),
-  cost_usd: z.number().min(0).nullable(),
+export const UsageSchema = TokenUsageSchema;
+export type Usage = TokenUsage;
+
+/** One tool call of an agent attempt, from its `tool_call` activities: first report to the last. */
+export const TrajectoryToolCallSchema = z.object({
+  tool_call_id: z.string(),
+  title: z.string(),
+  tool_kind: z.string(),
+  status: z.string(),
+  ...{
+    start_ms: z.number(),
+    end_ms: z.number().nullable(),
+    duration_ms: z.number().min(0).nullable(),
+  },
 });
-export type Usage = z.infer<typeof UsageSchema>;
 
 /** Milliseconds on the run's clock (epoch milliseconds for real runs); `null` when not (yet) known. */
 const timing = {
@@ -36,6 +46,8 @@ export const TrajectoryAttemptSchema = z.object({
   error: z.string().nullable(),
   ...timing,
   usage: UsageSchema.nullable(),
+  /** An agent attempt's tool calls, in the order they started (empty for other nodes). */
+  tool_calls: z.array(TrajectoryToolCallSchema),
 });
 
 export const ACTIVATION_STATUSES = [
@@ -125,7 +137,6 @@ export function readSessionRuns(sessionDirPath: string): {
         header.run_id,
         header.started_at,
         log.events,
-        log.raw,
         log.warnings.map((w) => w.message),
       ),
       events: log.events,
@@ -166,11 +177,17 @@ function span(start: number | null, end: number | null) {
 function addUsage(a: Usage | null, b: Usage | null): Usage | null {
   if (a === null) return b;
   if (b === null) return a;
+  const nullable = (x: number | null, y: number | null) => (x === null ? y : y === null ? x : x + y);
   return {
     input_tokens: a.input_tokens + b.input_tokens,
     output_tokens: a.output_tokens + b.output_tokens,
-    cost_usd:
-      a.cost_usd === null || b.cost_usd === null ? (a.cost_usd ?? b.cost_usd) : a.cost_usd + b.cost_usd,
+    total_tokens: a.total_tokens + b.total_tokens,
+    cached_input_tokens: nullable(a.cached_input_tokens, b.cached_input_tokens),
+    reasoning_tokens: nullable(a.reasoning_tokens, b.reasoning_tokens),
+    cost:
+      a.cost === null || b.cost === null || a.cost.currency !== b.cost.currency
+        ? (a.cost ?? b.cost)
+        : { amount: a.cost.amount + b.cost.amount, currency: a.cost.currency },
   };
 }
 
@@ -179,7 +196,6 @@ export function buildRun(
   runId: string,
   startedAt: string,
   events: readonly EngineEvent[],
-  raw: readonly Record<string, unknown>[] = [],
   warnings: string[] = [],
 ): TrajectoryRun {
   const nodes = new Map<string, TrajectoryNode>();
@@ -239,8 +255,7 @@ export function buildRun(
     Object.assign(open, span(open.start_ms, ts));
   };
 
-  events.forEach((event, index) => {
-    const usage = UsageSchema.safeParse(raw[index]?.["usage"]);
+  events.forEach((event) => {
     switch (event.type) {
       case "workflow_run_start":
         start = event.ts;
@@ -274,6 +289,7 @@ export function buildRun(
           error: null,
           ...span(event.ts, null),
           usage: null,
+          tool_calls: [],
         };
         entry.attempts.push(attempt);
         openAttempts.set(`${event.activation_id}\u0000${event.attempt}`, attempt);
@@ -326,13 +342,34 @@ export function buildRun(
         if (q !== undefined) q.answer = { ts: event.ts, status: event.status, summary: event.summary };
         break;
       }
+      case "agent_activity": {
+        const attempt = nodes.get(event.activation_id)?.attempts.findLast((a) => a.attempt === event.attempt);
+        if (attempt === undefined) break;
+        const activity = event.activity;
+        // Usage is cumulative per attempt: the last report is the attempt's total.
+        if (activity.kind === "usage") attempt.usage = activity.usage;
+        if (activity.kind === "tool_call") {
+          let call = attempt.tool_calls.find((c) => c.tool_call_id === activity.tool_call_id);
+          if (call === undefined) {
+            call = {
+              tool_call_id: activity.tool_call_id,
+              title: activity.title,
+              tool_kind: activity.tool_kind,
+              status: activity.status,
+              ...span(event.ts, null),
+            } as TrajectoryAttempt["tool_calls"][number];
+            attempt.tool_calls.push(call);
+          }
+          call.status = activity.status;
+          if (activity.title !== "") call.title = activity.title;
+          if (activity.status === "completed" || activity.status === "failed") {
+            Object.assign(call, span(call.start_ms, event.ts));
+          }
+        }
+        break;
+      }
       default:
         break;
-    }
-    if (usage.success && "attempt" in event && typeof event.attempt === "number") {
-      const entry = nodes.get(event.activation_id);
-      const attempt = entry?.attempts.findLast((a) => a.attempt === event.attempt);
-      if (attempt !== undefined) attempt.usage = addUsage(attempt.usage, usage.data);
     }
   });
 

@@ -1,4 +1,3 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import { isWorkflowError } from "@icode/workflow-errors";
 import { loadHooksConfig } from "./config";
 import type { Hook, HookEvent, HookFields, HookPayload, HookWarning } from "./schema";
@@ -70,7 +69,7 @@ function display(hook: Hook): string {
   return Array.isArray(hook.command) ? hook.command.join(" ") : hook.command;
 }
 
-function runOne(
+async function runOne(
   hook: Hook,
   index: number,
   input: string,
@@ -90,108 +89,103 @@ function runOne(
     const note = hook.on_error === "block" ? ' (on_error "block" is a warning for workflow events)' : "";
     return [warn(code, message + note)];
   };
+  const notStarted = (message: string) =>
+    failure("hook_spawn_failed", `${label} could not start in ${cwd}: ${message}.`);
 
-  return new Promise((resolve) => {
-    let child: ChildProcess;
-    const posix = process.platform !== "win32";
-    try {
-      const [file, args] = Array.isArray(hook.command)
-        ? [hook.command[0]!, hook.command.slice(1)]
-        : [hook.command, []];
-      child = spawn(file, args, {
-        cwd,
-        env: env as NodeJS.ProcessEnv,
-        shell: !Array.isArray(hook.command),
-        stdio: ["pipe", hook.blocking ? "pipe" : "ignore", "pipe"],
-        // Its own process group, so a timeout kills what a shell command started too.
-        detached: posix,
-        windowsHide: true,
-      });
-    } catch (error) {
-      resolve(
-        failure("hook_spawn_failed", `${label} could not start in ${cwd}: ${(error as Error).message}.`),
-      );
-      return;
-    }
-    let stdout = "";
-    let stderr = "";
-    child.stdout?.on("data", (chunk: Buffer) => {
-      if (stdout.length < KEEP_OUTPUT) stdout += chunk.toString("utf8");
+  const posix = process.platform !== "win32";
+  const [file, args] = Array.isArray(hook.command)
+    ? [hook.command[0]!, hook.command.slice(1)]
+    : [hook.command, []];
+  // Loaded with the first hook that runs: importing it costs ~85 ms, which a run without hooks should
+  // not pay.
+  const { execa } = await import("execa");
+  const start = () =>
+    execa(file, args, {
+      cwd,
+      env,
+      extendEnv: false, // the hook gets the environment it was given, not this process's on top
+      shell: !Array.isArray(hook.command),
+      input, // the event; a hook that does not read it is fine (execa ignores EPIPE)
+      stdout: hook.blocking ? "pipe" : "ignore",
+      stderr: "pipe",
+      // Read below, bounded: execa's own buffer would end a hook whose output passes maxBuffer.
+      buffer: false,
+      // Its own process group, so a timeout stops what a shell command started too. (execa's `cleanup`
+      // does not apply to a detached process: a hook may outlive iCode, as before.)
+      detached: posix,
+      reject: false, // failures are results, turned into warnings below
     });
-    child.stderr?.on("data", (chunk: Buffer) => {
-      stderr = (stderr + chunk.toString("utf8")).slice(-KEEP_OUTPUT);
-    });
-    child.stdin?.on("error", () => {}); // the hook need not read its input
-    child.stdin?.end(input);
-
-    let timedOut = false;
-    let killTimer: NodeJS.Timeout | undefined;
-    const signalGroup = (signal: NodeJS.Signals) => {
-      try {
-        if (posix && child.pid !== undefined) process.kill(-child.pid, signal);
-        else child.kill(signal);
-      } catch {}
-    };
-    const timer = setTimeout(() => {
-      timedOut = true;
-      signalGroup("SIGTERM");
-      killTimer = setTimeout(() => signalGroup("SIGKILL"), graceMs);
-    }, hook.timeout_seconds * 1000);
-
-    let settled = false;
-    const settle = (result: HookWarning[]) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      if (killTimer !== undefined) clearTimeout(killTimer);
-      resolve(result);
-    };
-
-    child.on("error", (error) => {
-      settle(failure("hook_spawn_failed", `${label} could not start in ${cwd}: ${error.message}.`));
-    });
-    child.on("exit", (code, signal) => {
-      // Output still buffered arrives before "close"; a grandchild holding the pipes open must not
-      // keep us waiting, so give it a moment, then stop listening.
-      const finish = () => {
-        child.stdout?.destroy();
-        child.stderr?.destroy();
-        if (posix && timedOut) signalGroup("SIGKILL"); // leftovers of the group
-        const tail = lastLine(stderr);
-        const detail = tail === "" ? "" : `; stderr: ${tail}`;
-        if (timedOut) {
-          settle(
-            failure(
-              "hook_timeout",
-              `${label} ran past its ${hook.timeout_seconds} s timeout and was killed${detail}.`,
-            ),
-          );
-        } else if (code !== 0) {
-          const how = code === null ? `was killed by ${signal}` : `exited with code ${code}`;
-          settle(failure("hook_failed", `${label} ${how}${detail}.`));
-        } else if (hook.blocking && asksToBlock(stdout)) {
-          settle([
-            warn(
-              "hook_block_ignored",
-              `${label} answered {"action": "block"}; workflow hooks are for notification and recording, so the answer was ignored.`,
-            ),
-          ]);
-        } else {
-          settle([]);
-        }
-      };
-      let waited = false;
-      const wait = setTimeout(() => {
-        waited = true;
-        finish();
-      }, 100);
-      child.on("close", () => {
-        if (waited) return;
-        clearTimeout(wait);
-        finish();
-      });
-    });
+  let subprocess: ReturnType<typeof start>;
+  try {
+    subprocess = start();
+  } catch (error) {
+    return notStarted((error as Error).message);
+  }
+  let stdout = "";
+  let stderr = "";
+  subprocess.stdout?.on("data", (chunk: Buffer) => {
+    if (stdout.length < KEEP_OUTPUT) stdout += chunk.toString("utf8");
   });
+  subprocess.stderr?.on("data", (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString("utf8")).slice(-KEEP_OUTPUT);
+  });
+
+  // execa's `timeout` signals the hook alone; the hook contract says every process it started: our own
+  // timer signals the group.
+  let timedOut = false;
+  let killTimer: NodeJS.Timeout | undefined;
+  const signalGroup = (signal: NodeJS.Signals) => {
+    try {
+      if (posix && subprocess.pid !== undefined) process.kill(-subprocess.pid, signal);
+      else subprocess.kill(signal);
+    } catch {}
+  };
+  const timer = setTimeout(() => {
+    timedOut = true;
+    signalGroup("SIGTERM");
+    killTimer = setTimeout(() => signalGroup("SIGKILL"), graceMs);
+  }, hook.timeout_seconds * 1000);
+  // Output still buffered arrives within moments of the exit; a grandchild holding the pipes open must not
+  // keep us (and execa, which waits for the pipes to close) waiting, so then stop reading.
+  let drainTimer: NodeJS.Timeout | undefined;
+  subprocess.once("exit", () => {
+    drainTimer = setTimeout(() => {
+      subprocess.stdout?.destroy();
+      subprocess.stderr?.destroy();
+    }, 100);
+  });
+  const result = await subprocess;
+  clearTimeout(timer);
+  if (killTimer !== undefined) clearTimeout(killTimer);
+  if (drainTimer !== undefined) clearTimeout(drainTimer);
+  if (posix && timedOut) signalGroup("SIGKILL"); // leftovers of the group
+
+  if (result.exitCode === undefined && result.signal === undefined) {
+    // Never ran: execa names the system's error (ENOENT, EACCES, a bad cwd).
+    return notStarted(result.originalMessage ?? result.code ?? "unknown error");
+  }
+  const tail = lastLine(stderr);
+  const detail = tail === "" ? "" : `; stderr: ${tail}`;
+  if (timedOut) {
+    return failure(
+      "hook_timeout",
+      `${label} ran past its ${hook.timeout_seconds} s timeout and was killed${detail}.`,
+    );
+  }
+  if (result.exitCode !== 0) {
+    const how =
+      result.signal !== undefined ? `was killed by ${result.signal}` : `exited with code ${result.exitCode}`;
+    return failure("hook_failed", `${label} ${how}${detail}.`);
+  }
+  if (hook.blocking && asksToBlock(stdout)) {
+    return [
+      warn(
+        "hook_block_ignored",
+        `${label} answered {"action": "block"}; workflow hooks are for notification and recording, so the answer was ignored.`,
+      ),
+    ];
+  }
+  return [];
 }
 
 function lastLine(text: string): string {

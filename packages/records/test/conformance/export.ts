@@ -51,6 +51,7 @@ export function exportConformance(name: string, init: () => Promise<StoreFixture
           end_ms: T0 + 10,
           duration_ms: 8,
           usage: null,
+          tool_calls: [],
         },
         {
           attempt: 2,
@@ -61,6 +62,7 @@ export function exportConformance(name: string, init: () => Promise<StoreFixture
           end_ms: T0 + 20,
           duration_ms: 9,
           usage: null,
+          tool_calls: [],
         },
       ]);
       expect(done?.nodes[0]?.emits).toEqual([{ ts: T0 + 3, attempt: 1, text: "working on it" }]);

@@ -184,5 +184,25 @@ export function runConformance(name: string, init: () => Promise<StoreFixture>):
       expect(await store.findRun("not-a-run")).toBeNull();
       expect(first.session_id).not.toBe(second.session_id);
     });
+    it("keeps each agent attempt's transcript, whole, by activation and attempt", async () => {
+      const { store, workspace } = fx();
+      const session = await store.createSession(sessionInit(workspace));
+      const recorder = await store.createRun(session.session_id, runInit());
+      const transcript = (attempt: number) => ({
+        node_id: "review",
+        activation_id: "review@iter#1",
+        attempt,
+        transcript: {
+          runtime: "native",
+          messages: [{ role: "user", content: `try ${attempt}` }],
+          usage: null,
+        },
+      });
+      await recorder.writeTranscript(transcript(2));
+      await recorder.writeTranscript(transcript(1));
+      await recorder.close();
+      const record = await store.readRun(session.session_id, recorder.runId);
+      expect(record.transcripts).toEqual([transcript(1), transcript(2)]);
+    });
   });
 }
