@@ -1,7 +1,14 @@
 import { defineConfig } from "tsup";
 
 /** Each command, bundled on its own as `dist/<name>.js` and loaded by src/load-command.ts. */
-const COMMANDS = ["workflow-list", "workflow-validate", "workflow-run", "trajectory-export"];
+const COMMANDS = [
+  "workflow-list",
+  "workflow-validate",
+  "workflow-run",
+  "trajectory-export",
+  "history",
+  "completion",
+];
 
 // The published CLI is a few self-contained files: the workspace packages, zod and smol-toml are bundled in,
 // from the packages' TypeScript sources (the `source` export condition). A cold `icode` then loads two

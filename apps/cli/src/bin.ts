@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { isatty } from "node:tty";
 import type { Writable } from "./io";
 import { main } from "./main";
 
@@ -10,7 +11,8 @@ import { main } from "./main";
 function toleratingClosedReader(stream: NodeJS.WriteStream): Writable {
   let closed = false;
   stream.on("error", (error: NodeJS.ErrnoException) => {
-    if (error.code !== "EPIPE") throw error;
+    // EIO: the terminal is gone (SIGHUP).
+    if (error.code !== "EPIPE" && error.code !== "EIO") throw error;
     closed = true;
   });
   return { write: (chunk) => closed || stream.write(chunk) };
@@ -42,8 +44,16 @@ function onlyOutputLeft(): boolean {
 void main(process.argv.slice(2), {
   cwd: process.cwd(),
   env: process.env,
+  // Opened only when a command reads it (`--input-file -`, `--interactive`).
+  get stdin() {
+    return process.stdin;
+  },
   stdout: toleratingClosedReader(process.stdout),
   stderr: toleratingClosedReader(process.stderr),
+  // Looked at only by a command that needs it (`--interactive`).
+  get terminal() {
+    return { stdin: isatty(0), stderr: isatty(2), columns: process.stderr.columns };
+  },
 }).then(async (code) => {
   process.exitCode = code;
   await flushed(process.stdout);

@@ -16,26 +16,31 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Script } from "node:vm";
 import type { PrestartedValidation } from "@icode/workflow-engine";
+import type { BundleName, ParsedCommand } from "./command-line/spec";
 import type { CliIo } from "./io";
 
-export interface Command {
-  /** `prestarted`: for `workflow validate`, the worker started before the command was loaded (see ./prestart). */
-  run(
-    argv: string[],
-    io: CliIo,
-    signal: AbortSignal,
-    prestarted?: PrestartedValidation | null,
-  ): Promise<number>;
+/** What a command gets: its checked command line, the process's streams, and the stop signal. */
+export interface CommandContext {
+  readonly command: ParsedCommand;
+  readonly io: CliIo;
+  /** Aborted by the first Ctrl-C, SIGTERM or SIGHUP of a `stoppable` command; the reason is the signal's name. */
+  readonly signal: AbortSignal;
+  /** For `workflow validate`: the worker started before the command was loaded (see ./prestart). */
+  readonly prestarted: PrestartedValidation | null;
 }
 
-export type CommandName = "workflow-list" | "workflow-validate" | "workflow-run" | "trajectory-export";
+export interface Command {
+  run(context: CommandContext): Promise<number>;
+}
 
 /** The command modules as sources: what runs before the build (tests, typecheck). */
-const SOURCES: Record<CommandName, () => Promise<{ command: Command }>> = {
+const SOURCES: Record<BundleName, () => Promise<{ command: Command }>> = {
   "workflow-list": () => import("./commands/workflow-list"),
   "workflow-validate": () => import("./commands/workflow-validate"),
   "workflow-run": () => import("./commands/workflow-run"),
   "trajectory-export": () => import("./commands/trajectory-export"),
+  history: () => import("./commands/history"),
+  completion: () => import("./commands/completion"),
 };
 
 /**
@@ -47,7 +52,7 @@ const SOURCES: Record<CommandName, () => Promise<{ command: Command }>> = {
  * another V8, and the file is then written again. Where it cannot be written (a read-only install) the
  * command still runs, only compiled from scratch.
  */
-export async function loadCommand(name: CommandName): Promise<Command> {
+export async function loadCommand(name: BundleName): Promise<Command> {
   const here = dirname(fileURLToPath(import.meta.url));
   const bundle = join(here, `${name}.js`);
   if (!existsSync(bundle)) return (await SOURCES[name]()).command;

@@ -1,85 +1,78 @@
-import { EXIT } from "./exit-codes";
+import { version } from "../package.json";
+import { parseCommandLine } from "./command-line/parse";
+import type { ParsedCommand } from "./command-line/spec";
+import { TREE } from "./command-tree";
+import { EXIT, exitCodeOfSignal, STOP_SIGNALS, type StopSignal } from "./exit-codes";
 import type { CliIo } from "./io";
-import { type CommandName, loadCommand } from "./load-command";
-import { oneLine } from "./render/flatten";
+import { loadCommand } from "./load-command";
+import { errorJsonLine } from "./render/error-json";
 import { isUsageError } from "./usage";
 
-export const VERSION = "0.1.0";
+/** The CLI's version, as its package.json says (bundled in at build time). */
+export const VERSION: string = version;
 
-const HELP = `icode ${VERSION}: run and check iCode workflows
-
-Usage:
-  icode workflow list [--json]                 List the workflows found from this folder
-  icode workflow validate <path> [--json]      Check a workflow file or folder like a compiler
-  icode workflow run <workflow-id> [options]   Run a workflow and print its outputs
-  icode trajectory export --session ID --format json|perfetto --out FILE
-
-Options:
-  -h, --help       Show help (also after a command: icode workflow run --help)
-  -v, --version    Show the version
-
-Configuration lives in $CHRYS_HOME (default ~/.chrys). See docs/ for the workflow reference.
-`;
-
-// Each command is loaded when it runs (a bundle of its own in the build; see load-command.ts): `icode
-// workflow list` then loads only what listing uses, not the zod schemas and Python bridge of validate and run.
-const COMMANDS: Record<string, CommandName> = {
-  "workflow validate": "workflow-validate",
-  "workflow list": "workflow-list",
-  "workflow run": "workflow-run",
-  "trajectory export": "trajectory-export",
-};
-
-/** Parses argv, runs one command, and returns the exit code; the bin is the only place that exits. */
+/**
+ * Reads the command line against the command tree, runs one command, and returns the exit code; the bin is
+ * the only place that exits. A command that stops cleanly (`stoppable`) gets an abort signal for the first
+ * Ctrl-C, SIGTERM or SIGHUP (its reason is the signal's name); a second one exits at once.
+ */
 export async function main(argv: string[], io: CliIo): Promise<number> {
-  const [group, name, ...rest] = argv;
-  if (group === undefined) {
-    io.stderr.write(HELP);
-    return EXIT.usage;
+  const line = parseCommandLine(argv, TREE, VERSION);
+  switch (line.kind) {
+    case "help":
+      io[line.stream].write(line.text);
+      return line.exitCode;
+    case "version":
+      io.stdout.write(`${VERSION}\n`);
+      return EXIT.ok;
+    case "usage":
+      return usageError(io, line, line.json);
+    case "command":
+      return runCommand(line.command, line.json, io);
   }
-  if (group === "-h" || group === "--help" || group === "help") {
-    io.stdout.write(HELP);
-    return EXIT.ok;
-  }
-  if (group === "-v" || group === "--version") {
-    io.stdout.write(`${VERSION}\n`);
-    return EXIT.ok;
-  }
-  const key = `${group} ${name ?? ""}`;
-  const commandName = COMMANDS[key];
-  if (commandName === undefined) {
-    const known = Object.keys(COMMANDS).filter((k) => k.startsWith(`${group} `));
-    const hint =
-      known.length > 0 ? `commands: ${known.map((k) => `icode ${k}`).join(", ")}` : "run icode --help";
-    io.stderr.write(`icode: unknown command '${oneLine(argv.slice(0, 2).join(" "))}' (${hint})\n`);
-    return EXIT.usage;
-  }
+}
+
+async function runCommand(command: ParsedCommand, json: boolean, io: CliIo): Promise<number> {
   const controller = new AbortController();
-  let interrupted = false;
-  const onSigint = () => {
-    if (interrupted) process.exit(EXIT.interrupted);
-    interrupted = true;
-    controller.abort(new Error("interrupted"));
+  const onSignal = (signal: StopSignal) => {
+    if (controller.signal.aborted) process.exit(exitCodeOfSignal(signal));
+    controller.abort(signal);
   };
-  process.on("SIGINT", onSigint);
+  const stoppable = command.spec.stoppable === true;
+  if (stoppable) for (const signal of STOP_SIGNALS) process.on(signal, onSignal);
   // Started before the command's bundle is loaded, so that Python starts while Node compiles it.
   const prestarted =
-    commandName === "workflow-validate" ? (await import("./prestart")).prestartValidate(rest, io) : null;
+    command.spec.bundle === "workflow-validate" ? (await import("./prestart")).prestartValidate(io) : null;
   try {
-    const command = await loadCommand(commandName);
-    const code = await command.run(rest, io, controller.signal, prestarted);
-    return interrupted ? EXIT.interrupted : code;
+    const loaded = await loadCommand(command.spec.bundle);
+    return await loaded.run({ command, io, signal: controller.signal, prestarted });
   } catch (error) {
-    if (isUsageError(error)) {
-      io.stderr.write(`icode: ${error.message}\n\n${error.usage}`);
-      return EXIT.usage;
-    }
-    if (interrupted) return EXIT.interrupted;
+    if (isUsageError(error)) return usageError(io, error, json);
     const message = error instanceof Error ? (error.stack ?? error.message) : String(error);
     io.stderr.write(`icode: internal error: ${message}\n`);
+    if (json) {
+      const first = error instanceof Error ? error.message : String(error);
+      io.stdout.write(errorJsonLine({ code: "internal_error", message: first, hint: REPORT_HINT }));
+    }
     return EXIT.failed;
   } finally {
     prestarted?.process.discard(); // not adopted: the command stopped before it validated
-    process.off("SIGINT", onSigint);
+    if (stoppable) for (const signal of STOP_SIGNALS) process.off(signal, onSignal);
   }
+}
+
+const REPORT_HINT = "this is a defect of icode; please report it with the command line and the stderr output";
+
+/**
+ * A usage error: `icode: <message>`, a blank line and the usage on stderr, exit 2; in `--json` mode also the
+ * error object on stdout (decision 0031).
+ */
+function usageError(
+  io: CliIo,
+  { message, usage, help }: { message: string; usage: string; help: string },
+  json: boolean,
+): number {
+  io.stderr.write(`icode: ${message}\n\n${usage}`);
+  if (json) io.stdout.write(errorJsonLine({ code: "usage_error", message, hint: `see ${help}` }));
+  return EXIT.usage;
 }

@@ -2,12 +2,10 @@ import { type PrestartedValidation, prestartValidation } from "@icode/workflow-e
 import type { CliIo } from "./io";
 
 /**
- * For `icode workflow validate <path> [--json]`: starts the Python worker the validation will want before the
- * command's bundle is loaded, so that Python starts while Node compiles the engine (see the engine's
- * `prestartValidation`). Anything else (help, a usage error to come) starts nothing.
+ * For `icode workflow validate`, once its command line is known to be good: starts the Python worker the
+ * validation will want before the command's bundle is loaded, so that Python starts while Node compiles the
+ * engine (see the engine's `prestartValidation`). Help and usage errors never get here, so start nothing.
  */
-export function prestartValidate(argv: readonly string[], io: CliIo): PrestartedValidation | null {
-  const options = argv.filter((arg) => arg.startsWith("-"));
-  if (argv.length - options.length !== 1 || options.some((option) => option !== "--json")) return null;
+export function prestartValidate(io: CliIo): PrestartedValidation | null {
   return prestartValidation({ cwd: io.cwd, env: io.env });
 }

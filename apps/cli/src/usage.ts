@@ -1,13 +1,17 @@
 const MARK = Symbol.for("icode.cli.usage-error");
 
-/** A usage error: printed to stderr as text in every mode, exit code 2. */
+/** A usage error found by a command (exit 2): printed like the parser's own (see main.ts). */
 export class UsageError extends Error {
   readonly [MARK] = true;
+  /** Shown under the message (`shortUsage`). */
   readonly usage: string;
-  constructor(message: string, usage: string) {
+  /** The command that shows the full help (`icode workflow run --help`). */
+  readonly help: string;
+  constructor(message: string, usage: string, help: string) {
     super(message);
     this.name = "UsageError";
     this.usage = usage;
+    this.help = help;
   }
 }
 

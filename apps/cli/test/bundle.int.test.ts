@@ -17,7 +17,14 @@ describe("the built CLI", () => {
     };
     expect(join(CLI_DIR, pkg.bin.icode!)).toBe(CLI_BIN);
     expect(statSync(CLI_BIN).mode & 0o111).not.toBe(0);
-    for (const name of ["workflow-list", "workflow-validate", "workflow-run", "trajectory-export"]) {
+    for (const name of [
+      "workflow-list",
+      "workflow-validate",
+      "workflow-run",
+      "trajectory-export",
+      "history",
+      "completion",
+    ]) {
       expect(existsSync(join(CLI_DIR, "dist", `${name}.js`))).toBe(true);
     }
     // `validate` loads dist/prestart.js to start Python before its bundle: that file must load no zod, and
@@ -26,26 +33,31 @@ describe("the built CLI", () => {
     expect(prestart).toContain("prestartValidation");
     expect(prestart).not.toMatch(/\bzod\b|_zod|\$ZodType/);
     expect(readFileSync(CLI_BIN, "utf8")).not.toContain("prestartValidation");
+    expect(readFileSync(CLI_BIN, "utf8")).not.toMatch(/\bzod\b|_zod|\$ZodType/);
+    expect(existsSync(join(CLI_DIR, "schemas", "run-result.schema.json"))).toBe(true);
     // The bundles are CommonJS inside a package of ES modules.
     expect(JSON.parse(readFileSync(join(CLI_DIR, "dist", "package.json"), "utf8"))).toEqual({
       type: "commonjs",
     });
-    expect(pkg.files).toEqual(expect.arrayContaining(["dist", "python", "builtin"]));
+    expect(pkg.files).toEqual(expect.arrayContaining(["dist", "python", "builtin", "schemas"]));
     expect(existsSync(join(CLI_DIR, "python", "chrys", "workflows", "_worker.py"))).toBe(true);
     expect(existsSync(join(CLI_DIR, "python", "icode_worker.py"))).toBe(true);
     expect(existsSync(join(CLI_DIR, "builtin", "index.json"))).toBe(true);
   });
 
   it("compiles a command with V8's code cache once it exists, and replaces a cache that is wrong", async () => {
+    // A command line the parser accepts, so that the bundle is loaded (and then refuses the session).
+    const EXPORT = ["trajectory", "export", "--session", "none", "--format", "json", "--out", "-"];
     const cwd = tmpDir();
     const cache = join(CLI_DIR, ".cache", "v8", "trajectory-export.bin");
-    const first = await runCli(["trajectory", "export", "--session", "none", "--format", "json"], { cwd });
+    const first = await runCli(EXPORT, { cwd });
+    expect(first.exitCode).toBe(1);
     expect(existsSync(cache)).toBe(true);
-    const again = await runCli(["trajectory", "export", "--session", "none", "--format", "json"], { cwd });
+    const again = await runCli(EXPORT, { cwd });
     expect(again).toEqual(first);
 
     writeFileSync(cache, "not a code cache");
-    const afterBad = await runCli(["trajectory", "export", "--session", "none", "--format", "json"], { cwd });
+    const afterBad = await runCli(EXPORT, { cwd });
     expect(afterBad).toEqual(first);
     expect(readFileSync(cache).toString()).not.toBe("not a code cache");
   });

@@ -3,8 +3,10 @@
  * and the Perfetto trace (a process per run, a track per node, `X` slices with attempts nested inside,
  * instant events for `ctx.emit`), and its argument errors.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { chmodSync, cpSync, existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { runCli, tmpDir } from "@icode/test-utils";
 import { beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { icode, type Project, project, type RunJson, readSession, runJson, SLOW } from "./run-helpers";
@@ -307,5 +309,58 @@ describe("icode trajectory export", SLOW, () => {
     expect(r.exitCode).toBe(1);
     expect(r.stderr).toContain("0b7c2a4e-1f3d-4c5b-9a8e-7d6c5b4a3f21");
     expect(existsSync(join(p.dir, "none.json"))).toBe(false);
+  });
+
+  it("--out to a missing folder, a folder or a read-only folder: a coded error with a hint, exit 1, no stack trace", async () => {
+    const sid = runs[0]!.session_id!;
+    const exportTo = (out: string, ids?: { uid: number; gid: number }) =>
+      runCli(["trajectory", "export", "--session", sid, "--format", "json", "--out", out], {
+        cwd: p.dir,
+        env: { CHRYS_HOME: p.home },
+        ...ids,
+      });
+    const cases: [string, RegExp, RegExp][] = [
+      [
+        "no/such/folder/x.json",
+        /does not exist \(ENOENT\)/,
+        /help: create it first \(mkdir -p .*no\/such\/folder\)/,
+      ],
+      [".", /it is a folder \(EISDIR\)/, /help: name a file, for example /],
+    ];
+    for (const [out, message, hint] of cases) {
+      const r = await exportTo(out);
+      expect(r.exitCode, r.stderr).toBe(1);
+      expect(r.stdout).toBe("");
+      expect(r.stderr).toMatch(/^icode: cannot write the export to .* \[output_write_failed\]\n/);
+      expect(r.stderr).toMatch(message);
+      expect(r.stderr).toMatch(hint);
+      expect(r.stderr).not.toContain("internal error");
+      expect(r.stderr).not.toMatch(/\n\s+at /);
+    }
+    // Root writes anywhere: the read-only folder is tried as `nobody`, over a copy of the records it owns.
+    const copy = tmpDir("icode-export-ro-");
+    cpSync(p.dir, copy, { recursive: true });
+    mkdirSync(join(copy, "readonly"));
+    const ids = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : undefined;
+    if (ids !== undefined) execFileSync("chown", ["-R", "65534:65534", copy]);
+    chmodSync(join(copy, "readonly"), 0o555);
+    const ro = await runCli(
+      ["trajectory", "export", "--session", sid, "--format", "json", "--out", "readonly/x.json"],
+      { cwd: copy, env: { CHRYS_HOME: join(copy, ".home") }, ...ids },
+    );
+    expect(ro.exitCode, ro.stderr).toBe(1);
+    expect(ro.stderr).toMatch(/the folder cannot be written \(EACCES\) \[output_write_failed\]/);
+    expect(ro.stderr).toContain("help: name a file in a folder you can write, or '-' for standard output");
+  });
+
+  it("--out - writes the export to standard output", async () => {
+    const sid = runs[0]!.session_id!;
+    const r = await icode(p, ["trajectory", "export", "--session", sid, "--format", "json", "--out", "-"]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.stderr).toBe("");
+    const data = JSON.parse(r.stdout) as { format: string; runs: { run_id: string }[] };
+    expect(data.format).toBe("icode-workflow-trajectory");
+    expect(data.runs.map((run) => run.run_id)).toEqual(runs.map((run) => run.run_id));
+    expect(existsSync(join(p.dir, "-"))).toBe(false);
   });
 });

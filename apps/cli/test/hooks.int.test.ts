@@ -187,4 +187,43 @@ describe("icode workflow run: lifecycle hooks", SLOW, () => {
     expect(r.stdout).toBe("x\n");
     expect(r.stderr).toContain("hooks.json");
   });
+
+  it("a malformed hooks.json is reported once per run, with its code", async () => {
+    const p = project();
+    writeTree(p.home, { "hooks.json": "{ not json" });
+    for (const mode of [[], ["--json"]]) {
+      const r = await icode(p, ["workflow", "run", "echo", "--input", "x", ...mode]);
+      expect(r.exitCode, r.stderr).toBe(0);
+      const warnings = r.stderr.split("\n").filter((line) => line.startsWith("warning: "));
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]).toMatch(/^warning: hook: .*hooks\.json.* \[hooks_config_invalid\]$/);
+    }
+  });
+
+  it("failing and timed-out non-blocking hooks are reported once each, with their codes, after the run", async () => {
+    const p = project();
+    writeTree(p.home, {
+      "hooks.json": JSON.stringify({
+        hooks: [
+          { event: "workflow_run_start", command: "echo start broke >&2; exit 3" },
+          { event: "workflow_run_end", command: "sleep 5", timeout_seconds: 0.5 },
+          { event: "session_end", command: ["/no/such/program"] },
+        ],
+      }),
+    });
+    const r = await icode(p, ["workflow", "run", "echo", "--input", "x"]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    const lines = r.stderr.split("\n");
+    const warnings = lines.filter((line) => line.startsWith("warning: hook: "));
+    expect(warnings.map((w) => /\[([a-z_]+)\]$/.exec(w)?.[1]).sort()).toEqual([
+      "hook_failed",
+      "hook_spawn_failed",
+      "hook_timeout",
+    ]);
+    expect(warnings.find((w) => w.endsWith("[hook_failed]"))).toContain("start broke");
+    // Non-blocking: reported once the run has ended, after its last node.
+    const done = lines.indexOf("✓ echo");
+    expect(done).toBeGreaterThan(-1);
+    for (const w of warnings) expect(lines.indexOf(w)).toBeGreaterThan(done);
+  });
 });

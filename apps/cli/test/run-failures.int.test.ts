@@ -10,6 +10,7 @@ import { describe, expect, it } from "vitest";
 import {
   icode,
   ofType,
+  parseErrorJson,
   parseRunJson,
   project,
   readEvents,
@@ -315,13 +316,16 @@ describe("icode workflow run: deadlines", SLOW, () => {
     expect(text.stderr).not.toBe("");
   });
 
-  it("a deadline that passes while loading: exit 124 and nothing on stdout", async () => {
+  it("a deadline that passes while loading: exit 124 and only the error object on stdout", async () => {
     const p = project({
       ".chrys/workflows/slowload.py": `import time\ntime.sleep(2)\n${twoStep("Slow load", "def node(value):\n    return 'x'")}`,
     });
     const r = await icode(p, ["workflow", "run", "slowload", "--trust", "--json", "--timeout", "1"]);
     expect(r.exitCode).toBe(124);
-    expect(r.stdout).toBe("");
+    parseErrorJson(r, "deadline_exceeded");
+    const text = await icode(p, ["workflow", "run", "slowload", "--trust", "--timeout", "1"]);
+    expect(text.exitCode).toBe(124);
+    expect(text.stdout).toBe("");
     expect(sessionIds(p.home)).toEqual([]);
   });
 });
@@ -337,14 +341,24 @@ describe.concurrent("icode workflow run: arguments", SLOW, () => {
     ["Infinity", ["--timeout", "Infinity"]],
     ["abc", ["--timeout", "abc"]],
     ["empty", ["--timeout", ""]],
+    ["hex", ["--timeout", "0x10"]],
+    ["with a space", ["--timeout", " 5"]],
   ])(
-    "--timeout %s is an argument error: exit 2 naming --timeout, nothing on stdout, nothing run",
+    "--timeout %s is an argument error: exit 2 naming --timeout, the error object on stdout only with --json, nothing run",
     async (_, args) => {
       const p = project();
       const r = await icode(p, ["workflow", "run", "echo", "--input", "x", "--json", ...args]);
       expect(r.exitCode).toBe(2);
-      expect(r.stdout).toBe("");
-      expect(r.stderr).toContain("--timeout");
+      expect(parseErrorJson(r, "usage_error").message).toContain(
+        "--timeout must be a finite positive number",
+      );
+      expect(r.stderr).toContain("--timeout must be a finite positive number");
+      const text = await icode(p, ["workflow", "run", "echo", "--input", "x", ...args]);
+      expect(text.exitCode).toBe(2);
+      expect(text.stdout).toBe("");
+      expect(text.stderr).toMatch(
+        /^icode: --timeout must be a finite positive number of seconds, got '.*'\n\nUsage: icode workflow run/,
+      );
       expect(sessionIds(p.home)).toEqual([]);
     },
   );
@@ -354,7 +368,8 @@ describe.concurrent("icode workflow run: arguments", SLOW, () => {
     for (const mode of [[], ["--json"]]) {
       const r = await icode(p, ["workflow", "run", "no-such-workflow", ...mode]);
       expect(r.exitCode).toBe(1);
-      expect(r.stdout).toBe("");
+      if (mode.length === 0) expect(r.stdout).toBe("");
+      else expect(parseErrorJson(r, "workflow_not_found").message).toContain("no-such-workflow");
       expect(r.stderr).toContain("no-such-workflow");
     }
     expect(sessionIds(p.home)).toEqual([]);

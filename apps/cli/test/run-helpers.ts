@@ -83,6 +83,32 @@ export function parseRunJson(r: CliResult): RunJson {
   return parsed.data;
 }
 
+/**
+ * The `--json` error object: `{"error": {"code", "message", "hint", …}}` (docs/cli.md, decision 0031), for
+ * usage errors, rejections and failed commands.
+ */
+export const ErrorJsonSchema = z.strictObject({
+  error: z.strictObject({
+    code: z.string().regex(/^[a-z_]+$/),
+    message: z.string().min(1),
+    hint: z.string().nullable(),
+    session_id: z.string().nullable().optional(),
+    diagnostics: z.array(z.looseObject({ code: z.string(), message: z.string() })).optional(),
+  }),
+});
+export type ErrorJson = z.infer<typeof ErrorJsonSchema>;
+
+/** Parses stdout of a `--json` command that failed: exactly one line, the error object with `code`. */
+export function parseErrorJson(r: CliResult, code?: string): ErrorJson["error"] {
+  const context = `exit ${r.exitCode}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`;
+  expect(r.stdout.endsWith("\n"), `stdout must be one line ending in a newline (${context})`).toBe(true);
+  expect(r.stdout.slice(0, -1).includes("\n"), `stdout must be a single line (${context})`).toBe(false);
+  const parsed = ErrorJsonSchema.safeParse(JSON.parse(r.stdout));
+  if (!parsed.success) throw new Error(`not the error object: ${parsed.error.message}\n${context}`);
+  if (code !== undefined) expect(parsed.data.error.code, context).toBe(code);
+  return parsed.data.error;
+}
+
 /** `icode workflow run <id> --json …`, parsed. */
 export async function runJson(p: Project, id: string, args: string[] = [], env: Record<string, string> = {}) {
   const r = await icode(p, ["workflow", "run", id, "--json", ...args], env);

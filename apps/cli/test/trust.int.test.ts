@@ -6,11 +6,20 @@
  */
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, readdirSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { chmodSync, existsSync, mkdirSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { writeTree } from "@icode/test-utils";
 import { describe, expect, it } from "vitest";
-import { icode, type Project, project, runIds, runJson, SLOW, sessionIds } from "./run-helpers";
+import {
+  icode,
+  type Project,
+  parseErrorJson,
+  project,
+  runIds,
+  runJson,
+  SLOW,
+  sessionIds,
+} from "./run-helpers";
 
 function workflow(title: string, extra = ""): string {
   return `from chrys.workflows import WorkflowBuilder, WorkflowValue
@@ -40,7 +49,11 @@ async function expectRefused(
   for (const mode of modes) {
     const r = await icode(p, ["workflow", "run", id, "--input", "x", ...mode], env);
     expect(r.exitCode, `${r.stdout}\n${r.stderr}`).toBe(1);
-    expect(r.stdout).toBe("");
+    if (mode.includes("--json")) {
+      expect(parseErrorJson(r, "trust_required").hint).toContain("--trust");
+    } else {
+      expect(r.stdout).toBe("");
+    }
     expect(r.stderr).toContain("--trust");
     expect(r.stderr).not.toContain("hi x");
   }
@@ -199,5 +212,32 @@ describe.concurrent("icode workflow run: trust confirmation", SLOW, () => {
     expect(
       (JSON.parse(json.stdout) as { workflows: { id: string; title: string }[] }).workflows,
     ).toContainEqual(expect.objectContaining({ id: "t", title: "My Title" }));
+  });
+
+  it.each([
+    ["a link", "link"],
+    ["a world-writable file", "writable"],
+  ])("%s is refused with one reason, one code and one hint (workflow_unreadable)", async (_, kind) => {
+    const p = project({ "real.py": workflow("Real") });
+    const file = join(p.dir, ".chrys", "workflows", "w.py");
+    mkdirSync(dirname(file), { recursive: true });
+    if (kind === "link") symlinkSync(join(p.dir, "real.py"), file);
+    else {
+      writeFileSync(file, workflow("Writable"));
+      chmodSync(file, 0o666);
+    }
+    const r = await icode(p, ["workflow", "run", "w", "--trust"]);
+    expect(r.exitCode).toBe(1);
+    expect(r.stdout).toBe("");
+    const lines = r.stderr.trimEnd().split("\n");
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toMatch(/^error: workflow 'w' cannot be read: .* \[workflow_unreadable\]$/);
+    expect(lines[1]).toMatch(/^ {2}help: /);
+    expect(r.stderr).not.toContain("workflow_not_found");
+    expect(r.stderr).not.toContain("list workflows with");
+    const json = await icode(p, ["workflow", "run", "w", "--trust", "--json"]);
+    const error = parseErrorJson(json, "workflow_unreadable");
+    expect(error.hint).toBe(lines[1]!.slice("  help: ".length));
+    expect(sessionIds(p.home)).toEqual([]);
   });
 });

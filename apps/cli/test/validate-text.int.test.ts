@@ -69,12 +69,37 @@ workflow = wf.build()
   });
 });
 
+describe("icode workflow validate: hints in the CLI's words", () => {
+  it("a path to check instead becomes the command that checks it; the JSON report keeps the neutral hint", async () => {
+    const cwd = tmpDir();
+    writeTree(cwd, { "review/review.py": ECHO, "review/steps.py": ECHO });
+    const text = await runCli(["workflow", "validate", "review/steps.py"], { cwd });
+    expect(text.exitCode).toBe(1);
+    expect(text.stdout).toContain("  help: Check the whole folder: `icode workflow validate review`.\n");
+    const json = await runCli(["workflow", "validate", "review/steps.py", "--json"], { cwd });
+    const report = JSON.parse(json.stdout) as { diagnostics: { code: string; hint: string }[] };
+    expect(report.diagnostics[0]).toMatchObject({
+      code: "path_not_workflow",
+      hint: "Check the whole folder: `review`.",
+    });
+  });
+
+  it("the workflow list becomes `icode workflow list`", async () => {
+    const cwd = tmpDir();
+    const text = await runCli(["workflow", "validate", "missing.py"], { cwd });
+    expect(text.exitCode).toBe(1);
+    expect(text.stdout).toContain(
+      "  help: Check the path; `icode workflow list` shows the workflows iCode finds.\n",
+    );
+  });
+});
+
 describe("icode workflow validate: arguments", () => {
   it("exits 2 with usage on stderr and nothing on stdout for a missing path", async () => {
     const r = await runCli(["workflow", "validate"], { cwd: tmpDir() });
     expect(r.exitCode).toBe(2);
     expect(r.stdout).toBe("");
-    expect(r.stderr).toContain("Usage: icode workflow validate <path> [--json]");
+    expect(r.stderr).toContain("Usage: icode workflow validate <path> [--json] [-q]");
   });
 
   it("exits 2 for an unknown option", async () => {

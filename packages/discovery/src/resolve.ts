@@ -17,10 +17,17 @@ import type { Layout, ResolveResult, Source, Target } from "./schema";
 
 const TRAILING_SEPARATOR = path.sep === "\\" ? /[\\/]+$/ : /\/+$/;
 const WORKFLOW_SHAPE =
-  "A workflow is a `.py` file, or a folder holding an entry file with the folder's exact name.";
+  "A workflow is a .py file, or a folder holding an entry file with the folder's exact name.";
 
 /**
- * The `resolve` stage of `icode workflow validate <path>`: decides whether `given` (relative to
+ * Hints name no command of any front end. A path the user could check instead is written once, in
+ * backticks (`Check the whole folder: \`code-review\`.`), and listing the workflows iCode finds is "the
+ * workflow list", so that a front end can offer its own way to do either (the CLI shows
+ * `icode workflow validate code-review` and `icode workflow list`); nothing else in a hint is in backticks.
+ */
+
+/**
+ * The `resolve` stage of validating `<path>`: decides whether `given` (relative to
  * `options.cwd`) names one workflow, and which. A folder may be given as `code-review`, `code-review/` or
  * `code-review/code-review.py`. Returns the target, possibly with a `shadowed` warning, or error
  * diagnostics and no target. Nothing is read but folder listings and file metadata.
@@ -60,7 +67,7 @@ export async function resolveTarget(given: string, options: DiscoveryOptions): P
         "path_not_workflow",
         `${given} ends with a path separator, but ${path.basename(abs)} is not a folder.`,
         abs,
-        `Leave out the trailing separator: \`icode workflow validate ${given.replace(TRAILING_SEPARATOR, "")}\`.`,
+        `Leave out the trailing separator: \`${given.replace(TRAILING_SEPARATOR, "")}\`.`,
       ),
     );
   }
@@ -134,7 +141,7 @@ async function resolveDirectory(
       "path_not_workflow",
       `${given} is a folder that holds workflows (${holds.slice(0, 3).join(", ")}${holds.length > 3 ? ", …" : ""}), not a workflow.`,
       dir,
-      `Name one workflow, for example \`icode workflow validate ${display(path.join(dir, holds[0]!), cwd)}\`.`,
+      `Name one workflow, for example \`${display(path.join(dir, holds[0]!), cwd)}\`.`,
     );
   }
   const d = entryMissing(dir, path.join(dir, entryName));
@@ -145,7 +152,7 @@ async function resolveDirectory(
   } else if (pyFiles.length > 0) {
     d.hint =
       `Add ${display(path.join(dir, entryName), cwd)} to make the folder a workflow, or name one of its files ` +
-      `to check it as a single workflow, for example \`icode workflow validate ${display(path.join(dir, pyFiles.sort()[0]!), cwd)}\`.`;
+      `to check it as a single workflow, for example \`${display(path.join(dir, pyFiles.sort()[0]!), cwd)}\`.`;
   }
   return d;
 }
@@ -194,7 +201,7 @@ async function insideProblem(
     "path_not_workflow",
     `${given} is inside the workflow folder ${folder}; nothing inside a workflow folder is a workflow of its own.`,
     file,
-    `Check the whole folder: \`icode workflow validate ${display(folder, cwd)}\`.`,
+    `Check the whole folder: \`${display(folder, cwd)}\`.`,
   );
 }
 
@@ -245,7 +252,7 @@ async function aroundProblem(
       "path_not_workflow",
       `${given} is a folder of workflows, not a workflow.`,
       dir,
-      "Name one of the workflows in it; `icode workflow list` shows them.",
+      "Name one of the workflows in it; the workflow list shows them.",
     );
   }
   if (path.basename(dir) === ".chrys" && (await isDirectory(path.join(dir, "workflows")))) {
@@ -253,7 +260,7 @@ async function aroundProblem(
       "path_not_workflow",
       `${given} is the .chrys folder around a folder of workflows, not a workflow.`,
       dir,
-      `Name one of the workflows in ${display(path.join(dir, "workflows"), cwd)}; \`icode workflow list\` shows them.`,
+      `Name one of the workflows in ${display(path.join(dir, "workflows"), cwd)}; the workflow list shows them.`,
     );
   }
   if (await isDirectory(path.join(dir, ".chrys", "workflows"))) {
@@ -261,7 +268,7 @@ async function aroundProblem(
       "path_not_workflow",
       `${given} is a project folder around a folder of workflows (.chrys/workflows), not a workflow.`,
       dir,
-      `Name one of the workflows in ${display(path.join(dir, ".chrys", "workflows"), cwd)}; \`icode workflow list\` shows them.`,
+      `Name one of the workflows in ${display(path.join(dir, ".chrys", "workflows"), cwd)}; the workflow list shows them.`,
     );
   }
   const folder = await insideWorkflowFolder(path.dirname(dir), places);
@@ -270,7 +277,7 @@ async function aroundProblem(
       "path_not_workflow",
       `${given} is inside the workflow folder ${folder}; nothing inside a workflow folder is a workflow of its own.`,
       dir,
-      `Check the whole folder: \`icode workflow validate ${display(folder, cwd)}\`.`,
+      `Check the whole folder: \`${display(folder, cwd)}\`.`,
     );
   }
   return null;
@@ -347,12 +354,12 @@ function describe(source: Source, layout: Layout): string {
 async function notFound(given: string, abs: string, options: DiscoveryOptions): Promise<Diagnostic> {
   const base = path.basename(abs);
   const id = base.endsWith(".py") ? base.slice(0, -3) : base;
-  let hint = "Check the path; `icode workflow list` shows the workflows iCode finds.";
+  let hint = "Check the path; the workflow list shows the workflows iCode finds.";
   if (id !== "" && !isIgnoredName(id)) {
     const { winner } = pickWinner(candidatesForId(id, options), options);
     if (winner !== null) {
       const where = display(winner.packageDir ?? winner.path, path.resolve(options.cwd));
-      hint = `The ${winner.source} workflow ${JSON.stringify(id)} is at ${where}: \`icode workflow validate ${where}\`.`;
+      hint = `The ${winner.source} workflow ${JSON.stringify(id)} is at \`${where}\`.`;
     }
   }
   return problem("path_not_found", `Nothing exists at ${given}.`, abs, hint);
@@ -379,7 +386,7 @@ function reserved(given: string, file: string): Diagnostic {
 async function linkHint(abs: string, cwd: string): Promise<string> {
   try {
     const real = await realpath(abs);
-    return `Check the real location instead (\`icode workflow validate ${display(real, cwd)}\`), or replace the link with a copy.`;
+    return `Check the real location instead, \`${display(real, cwd)}\`, or replace the link with a copy.`;
   } catch {
     return "Replace the link with a copy of what it points to.";
   }

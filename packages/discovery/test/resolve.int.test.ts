@@ -102,7 +102,7 @@ describe("resolveTarget: path_not_found", () => {
     const o = setup();
     const d = await failure("missing.py", o);
     expect(d).toMatchObject({ code: "path_not_found", file: path.join(o.cwd, "missing.py") });
-    expect(d.hint).toContain("icode workflow list");
+    expect(d.hint).toBe("Check the path; the workflow list shows the workflows iCode finds.");
   });
 
   it.each(["echo", "echo.py", "elsewhere/echo.py"])(
@@ -219,7 +219,7 @@ describe("resolveTarget: path_not_workflow", () => {
     const o = setup();
     writeTree(o.cwd, { "review/review.py": WF, "review/steps.py": WF });
     const d = await failure("review/steps.py", o);
-    expect(d.hint).toContain("icode workflow validate review");
+    expect(d.hint).toBe("Check the whole folder: `review`.");
   });
 
   it("refuses a link inside a workflow folder as a path inside it", async () => {
@@ -228,7 +228,7 @@ describe("resolveTarget: path_not_workflow", () => {
     link(path.join(o.cwd, "real.py"), path.join(o.cwd, "review", "linked.py"));
     const d = await failure("review/linked.py", o);
     expect(d.code).toBe("path_not_workflow");
-    expect(d.hint).toContain("icode workflow validate review");
+    expect(d.hint).toBe("Check the whole folder: `review`.");
   });
 
   it("refuses a named pipe", async () => {

@@ -1,4 +1,4 @@
-import { readdirSync, rmSync } from "node:fs";
+import { readdirSync, rmdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { DefinitionSchema } from "@icode/workflow-graph";
 import { atomicTempOwner } from "./atomic";
@@ -40,7 +40,7 @@ export interface RecoveredRun {
  *
  * It also removes what a process that died left half-made: a run folder it was still building
  * (`.<run_id>.<pid>.partial`, see `createRun`) and temporary files of atomic writes (`.<name>.<pid>.<hex>.tmp`)
- * in the session folder, its run folders and their `nodes/`. Run folders are the truth: a run that
+ * in the session folder, its run folders and their `nodes/`, and empty run folders. Run folders are the truth: a run that
  * `session.json` does not list is found and recovered like any other.
  */
 export function recoverOrphans(
@@ -76,6 +76,13 @@ export function recoverOrphans(
     try {
       header = readJsonFile(join(dir, FILES.header), RunHeaderSchema, "the run header");
     } catch {
+      // An empty run folder (made by a process that died before writing anything into it, as older versions
+      // did) holds nothing to recover: it goes. `rmdir` removes only a folder that is still empty.
+      try {
+        rmdirSync(dir);
+      } catch {
+        // Not empty, or not removable: an unreadable run, left alone.
+      }
       continue;
     }
     const eventsPath = join(dir, FILES.events);

@@ -119,12 +119,17 @@ describe("orphan recovery with real processes", () => {
     const listed = loadSession(home, session.session_id);
     saveSession(home, { ...listed, runs: [] });
     writeFileSync(join(recorder.dir, `.outputs.json.${deadPid}.0123456789ab.tmp`), "[");
+    // An empty run folder (older versions made it before writing the header) goes; a run folder with
+    // something in it but no readable header stays, as an unreadable run.
+    mkdirSync(join(runs, "e".repeat(32)));
+    mkdirSync(join(runs, "d".repeat(32)));
+    writeFileSync(join(runs, "d".repeat(32), "events.jsonl"), "");
 
     const recovered = recoverOrphans(dir);
     expect(recovered.map((r) => r.run_id)).toEqual([recorder.runId]);
-    expect(readdirSync(runs).sort()).toEqual([recorder.runId]);
+    expect(readdirSync(runs).sort()).toEqual(["d".repeat(32), recorder.runId].sort());
     expect(readdirSync(dir).filter((name) => name.endsWith(".tmp"))).toEqual([basename(mine)]);
     expect(readdirSync(recorder.dir).some((name) => name.endsWith(".tmp"))).toBe(false);
-    expect(listRuns(home, session.session_id)).toEqual([recorder.runId]);
+    expect(listRuns(home, session.session_id)).toEqual(expect.arrayContaining([recorder.runId]));
   });
 });

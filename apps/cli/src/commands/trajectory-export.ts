@@ -1,57 +1,83 @@
 import { writeFileSync } from "node:fs";
-import { resolve } from "node:path";
+import { dirname, resolve } from "node:path";
 import { createEngine } from "@icode/workflow-engine";
-import { parse } from "../args";
+import type { TRAJECTORY_EXPORT, ValuesOf } from "../command-tree";
 import { EXIT } from "../exit-codes";
 import type { CliIo } from "../io";
+import type { CliErrorCode } from "../json/error";
+import type { CommandContext } from "../load-command";
 import { oneLine } from "../render/flatten";
-import { UsageError } from "../usage";
 
-export const USAGE = `Usage: icode trajectory export --session ID --format json|perfetto --out FILE
+const KNOWN_CODES: readonly string[] = ["session_not_found", "record_invalid", "invalid_id"];
 
-Export a workflow session's runs for analysis:
-  json       runs, nodes, attempts, timings and usage
-  perfetto   Chrome trace-event JSON that ui.perfetto.dev opens (a track per node, a slice per attempt)
+/** Why `--out` could not be written, and what to do about it, by the system's error code. */
+function outProblem(file: string, error: unknown): { message: string; hint: string } {
+  const code = (error as NodeJS.ErrnoException).code;
+  const because = (why: string) =>
+    `cannot write the export to ${file}: ${why}${code === undefined ? "" : ` (${code})`}`;
+  switch (code) {
+    case "ENOENT":
+    case "ENOTDIR":
+      return {
+        message: because(`the folder ${dirname(file)} does not exist`),
+        hint: `create it first (mkdir -p ${dirname(file)}), or name a file in an existing folder`,
+      };
+    case "EISDIR":
+      return { message: because("it is a folder"), hint: `name a file, for example ${file}/export.json` };
+    case "EACCES":
+    case "EPERM":
+    case "EROFS":
+      return {
+        message: because("the folder cannot be written"),
+        hint: "name a file in a folder you can write, or '-' for standard output",
+      };
+    default:
+      return {
+        message: because(error instanceof Error ? error.message : String(error)),
+        hint: "name another file, or '-' for standard output",
+      };
+  }
+}
 
-Options:
-  --session ID   The workflow session ID
-  --format F     json or perfetto
-  --out FILE     Where to write the export
-  -h, --help     Show this help
-`;
+function fail(io: CliIo, code: CliErrorCode, message: string, hint: string | null): number {
+  io.stderr.write(
+    `icode: ${oneLine(message)} [${code}]\n${hint === null ? "" : `  help: ${oneLine(hint)}\n`}`,
+  );
+  return EXIT.failed;
+}
 
 export const command = {
-  async run(argv: string[], io: CliIo): Promise<number> {
-    const { values, positionals } = parse(
-      argv,
-      {
-        session: { type: "string" },
-        format: { type: "string" },
-        out: { type: "string" },
-        help: { type: "boolean", short: "h" },
-      },
-      USAGE,
-    );
-    if (values.help) {
-      io.stdout.write(USAGE);
-      return EXIT.ok;
-    }
-    if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`, USAGE);
-    if (values.session === undefined) throw new UsageError("missing --session", USAGE);
-    if (values.format !== "json" && values.format !== "perfetto") {
-      throw new UsageError(`--format must be json or perfetto, got '${values.format ?? ""}'`, USAGE);
-    }
-    if (values.out === undefined) throw new UsageError("missing --out", USAGE);
+  async run({ command: parsed, io }: CommandContext): Promise<number> {
+    const values = parsed.values as ValuesOf<typeof TRAJECTORY_EXPORT>;
+    const session = values.session!;
     const engine = createEngine({ cwd: io.cwd, env: io.env });
     let data: unknown;
     try {
-      data = await engine.exportTrajectory(values.session, values.format);
+      data = await engine.exportTrajectory(session, values.format as "json" | "perfetto");
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
-      io.stderr.write(`icode: cannot export session ${oneLine(values.session)}: ${oneLine(message)}\n`);
-      return EXIT.failed;
+      const raw = (error as { code?: unknown }).code;
+      const code: CliErrorCode =
+        typeof raw === "string" && KNOWN_CODES.includes(raw) ? (raw as CliErrorCode) : "internal_error";
+      return fail(
+        io,
+        code,
+        `cannot export session ${session}: ${message}`,
+        code === "session_not_found" ? "list sessions with: icode sessions list" : null,
+      );
     }
-    writeFileSync(resolve(io.cwd, values.out), `${JSON.stringify(data)}\n`);
+    const text = `${JSON.stringify(data)}\n`;
+    if (values.out === "-") {
+      io.stdout.write(text);
+      return EXIT.ok;
+    }
+    const file = resolve(io.cwd, values.out!);
+    try {
+      writeFileSync(file, text);
+    } catch (error) {
+      const { message, hint } = outProblem(file, error);
+      return fail(io, "output_write_failed", message, hint);
+    }
     return EXIT.ok;
   },
 };

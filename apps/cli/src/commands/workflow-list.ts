@@ -1,38 +1,14 @@
 import { listWorkflowsFor } from "@icode/workflow-engine";
-import { parse } from "../args";
+import type { ValuesOf, WORKFLOW_LIST } from "../command-tree";
 import { EXIT } from "../exit-codes";
-import type { CliIo } from "../io";
+import type { WorkflowListJson } from "../json/workflow-list";
+import type { CommandContext } from "../load-command";
 import { oneLine } from "../render/flatten";
 import { renderTable } from "../render/table";
-import { UsageError } from "../usage";
-
-export const USAGE = `Usage: icode workflow list [--json]
-
-List the workflows found from the current directory without running any workflow code:
-project workflows in ./.chrys/workflows/, global ones in $CHRYS_HOME/workflows/ (default ~/.chrys), and the
-built-in ones. When several share an ID, the first readable one in priority order wins (project folder,
-project file, global folder, global file, built-in). Titles of custom workflows come from saved trust
-confirmations ("-" until a workflow was trusted).
-
-Options:
-  --json      Print {"workflows": [{"id", "source", "layout", "title", "path"}]}
-  -h, --help  Show this help
-
-Warnings about skipped workflows go to stderr.
-`;
 
 export const command = {
-  async run(argv: string[], io: CliIo): Promise<number> {
-    const { values, positionals } = parse(
-      argv,
-      { json: { type: "boolean" }, help: { type: "boolean", short: "h" } },
-      USAGE,
-    );
-    if (values.help) {
-      io.stdout.write(USAGE);
-      return EXIT.ok;
-    }
-    if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`, USAGE);
+  async run({ command: parsed, io }: CommandContext): Promise<number> {
+    const values = parsed.values as ValuesOf<typeof WORKFLOW_LIST>;
     // `listWorkflowsFor` rather than `createEngine().list()`: the same listing, without loading the validate
     // and run machinery (zod schemas, the Python bridge, records) that a one-shot `list` never uses.
     const { workflows, skipped } = await listWorkflowsFor({ cwd: io.cwd, env: io.env });
@@ -42,7 +18,8 @@ export const command = {
       );
     }
     if (values.json) {
-      io.stdout.write(`${JSON.stringify({ workflows })}\n`);
+      const output: WorkflowListJson = { workflows };
+      io.stdout.write(`${JSON.stringify(output)}\n`);
     } else {
       const rows = workflows.map((w) =>
         [w.id, w.source, w.title === "" ? "-" : w.title, w.path].map(oneLine),

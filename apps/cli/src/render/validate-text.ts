@@ -1,9 +1,10 @@
 import { isAbsolute, relative, sep } from "node:path";
 import type { Diagnostic, ValidateReport } from "@icode/workflow-engine";
 import { count, oneLine } from "./flatten";
+import { shellQuote } from "./shell-quote";
 
 /** Shows an absolute path as `./relative` when it lies under `cwd`, else as it is. */
-function displayPath(file: string, cwd: string): string {
+export function displayPath(file: string, cwd: string): string {
   const rel = relative(cwd, file);
   if (rel === "" || rel.startsWith("..") || isAbsolute(rel)) return file;
   return `.${sep}${rel}`;
@@ -37,6 +38,21 @@ function excerpt(d: Diagnostic): string[] {
   return lines;
 }
 
+/** The codes of the `resolve` stage whose hints may name a path to check instead, or the workflow list. */
+const RESOLVE_CODES = new Set(["path_not_found", "path_is_link", "path_not_workflow", "entry_missing"]);
+
+/**
+ * A hint in the CLI's words. Discovery's hints name no command (see the convention in
+ * `packages/discovery/src/resolve.ts`): a path to check instead is in backticks, and listing workflows is
+ * "the workflow list". Here they become the commands a user can paste, by code.
+ */
+export function cliHintOf(d: Diagnostic): string | null {
+  if (d.hint === null || !RESOLVE_CODES.has(d.code)) return d.hint;
+  return d.hint
+    .replace(/`([^`]+)`/, (_, path: string) => `\`icode workflow validate ${shellQuote(path)}\``)
+    .replace("the workflow list", "`icode workflow list`");
+}
+
 export function renderDiagnostic(d: Diagnostic, cwd: string): string[] {
   const lines = [`${location(d, cwd)}${d.severity}: ${oneLine(d.message)} [${d.code}]`, ...excerpt(d)];
   for (const note of d.notes) {
@@ -46,7 +62,8 @@ export function renderDiagnostic(d: Diagnostic, cwd: string): string[] {
         : ` ${oneLine(displayPath(note.file, cwd))}${note.line === null ? "" : `:${note.line}`}`;
     lines.push(`  note: ${oneLine(note.message)}${at}`);
   }
-  if (d.hint !== null) lines.push(`  help: ${oneLine(d.hint)}`);
+  const hint = cliHintOf(d);
+  if (hint !== null) lines.push(`  help: ${oneLine(hint)}`);
   return lines;
 }
 
