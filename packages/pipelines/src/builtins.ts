@@ -1,10 +1,17 @@
 import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type PipelineDefinition, PipelineDefinitionSchema } from "./definition";
 import type { PipelineStore } from "./store/store";
 
-/** The folder of the built-in pipelines, shipped in the package (`builtin/<name>.json`). */
-export const BUILTIN_PIPELINES_DIR = fileURLToPath(new URL("../builtin/", import.meta.url));
+/**
+ * The folder of the built-in pipelines shipped in the package (`builtin-pipelines/<name>.json`), beside the
+ * code's own folder. Its name is its own, so that a bundle that copies the packages' assets beside it (as
+ * the CLI does) keeps it apart from the engine's `builtin/`. Worked out when called, never at import.
+ */
+export function builtinPipelinesDir(): string {
+  return fileURLToPath(new URL("../builtin-pipelines/", import.meta.url));
+}
 
 export interface BuiltinPipeline {
   /** `builtin/<file name without .json>`. */
@@ -14,12 +21,12 @@ export interface BuiltinPipeline {
 }
 
 /** The built-in pipelines, by ID. Throws if a shipped file does not fit the schema (a packaging bug). */
-export function builtinPipelines(dir: string = BUILTIN_PIPELINES_DIR): BuiltinPipeline[] {
+export function builtinPipelines(dir: string = builtinPipelinesDir()): BuiltinPipeline[] {
   return readdirSync(dir)
     .filter((name) => name.endsWith(".json"))
     .sort()
     .map((name) => {
-      const file = `${dir}${dir.endsWith("/") ? "" : "/"}${name}`;
+      const file = join(dir, name);
       const definition = PipelineDefinitionSchema.parse(JSON.parse(readFileSync(file, "utf8")));
       return { id: `builtin/${name.slice(0, -".json".length)}`, file, definition };
     });
@@ -31,7 +38,7 @@ export function builtinPipelines(dir: string = BUILTIN_PIPELINES_DIR): BuiltinPi
  */
 export async function installBuiltinPipelines(
   store: PipelineStore,
-  dir: string = BUILTIN_PIPELINES_DIR,
+  dir: string = builtinPipelinesDir(),
 ): Promise<{ added: string[]; updated: string[]; unchanged: string[]; removed: string[] }> {
   const shipped = builtinPipelines(dir);
   const before = new Map(

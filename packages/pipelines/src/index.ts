@@ -15,9 +15,9 @@
  * renderPrompt("Fix {{upstream.review.summary}}", { task, node: { depends_on: ["review"] }, upstream });
  */
 export {
-  BUILTIN_PIPELINES_DIR,
   type BuiltinPipeline,
   builtinPipelines,
+  builtinPipelinesDir,
   installBuiltinPipelines,
 } from "./builtins";
 export {
