@@ -1,15 +1,14 @@
-import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { execa } from "execa";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { openSqlitePipelineStore, type PipelineStore } from "../src/index";
+import { ensureBuilt } from "./build";
 import { chain } from "./conformance/harness";
 import { tempDir } from "./helpers";
 
 // Several processes on one database, as in use: a driver holding a run's lease, a CLI sending control
 // actions, a second driver taking over from a dead one. The children load the built package.
 const SCRIPT = new URL("./fixtures/store-process.mjs", import.meta.url).pathname;
-const DIST = new URL("../dist/index.js", import.meta.url).pathname;
 
 function child(chrysHome: string, mode: string, args: unknown) {
   return execa(process.execPath, [SCRIPT, chrysHome, mode, JSON.stringify(args)]);
@@ -20,9 +19,7 @@ describe("the SQLite store used by several processes at once", () => {
   let chrysHome: string;
   let store: PipelineStore;
 
-  beforeAll(() => {
-    if (!existsSync(DIST)) throw new Error(`${DIST} is missing: build the package first (turbo run build)`);
-  });
+  beforeAll(ensureBuilt, 180_000);
   afterEach(async () => {
     await store?.close();
   });
