@@ -34,5 +34,10 @@ export const DiagnosticSchema = z.object({
   notes: z.array(DiagnosticNoteSchema),
   hint: z.string().nullable(),
   traceback: z.string().nullable(),
+  /**
+   * Where in a JSON document the problem is, as an RFC 6901 JSON pointer (`/nodes/2/depends_on/0`; `""` is
+   * the whole document): set for JSON pipelines, `null` for Python workflows and for problems of no place.
+   */
+  pointer: z.string().nullable(),
 });
 export type Diagnostic = z.infer<typeof DiagnosticSchema>;

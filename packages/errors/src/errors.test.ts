@@ -19,6 +19,7 @@ describe("diagnostic()", () => {
       notes: [],
       hint: null,
       traceback: null,
+      pointer: null,
     });
     expect(DiagnosticSchema.parse(d)).toEqual(d);
   });

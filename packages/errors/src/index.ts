@@ -1,7 +1,7 @@
 /**
  * @module @icode/workflow-errors
  * The two kinds of failure shared by the iCode workflow packages: diagnostics (data with codes, returned)
- * and `WorkflowError` (a failed operation, thrown).
+ * and `WorkflowError` (a failed operation, thrown); and the validate report that carries diagnostics.
  *
  * @example
  * import { diagnostic } from "@icode/workflow-errors";
@@ -21,3 +21,9 @@ export {
 export { isWorkflowError, WorkflowError } from "./error";
 export { diagnostic } from "./make";
 export { STAGES } from "./stages";
+export {
+  type StageStatus,
+  StageStatusSchema,
+  type ValidateReport,
+  ValidateReportSchema,
+} from "./validate-report";

@@ -20,6 +20,7 @@ export function diagnostic(
     notes: [],
     hint: null,
     traceback: null,
+    pointer: null,
     ...fields,
   };
 }

@@ -156,6 +156,7 @@ const FROM_WORKER: FromWorkerMessage[] = [
         ],
         hint: null,
         traceback: "Traceback (most recent call last):\n  ...\nNameError: name 'summarise' is not defined\n",
+        pointer: null,
       },
     ],
     diagnostics_truncated: false,

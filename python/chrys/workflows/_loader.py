@@ -34,6 +34,7 @@ def diagnostic(code: str, message: str, **fields: Any) -> Dict[str, Any]:
         "notes": [],
         "hint": None,
         "traceback": None,
+        "pointer": None,
     }
     result.update(fields)
     return result

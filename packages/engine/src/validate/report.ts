@@ -1,45 +1,7 @@
-import { DiagnosticSchema, StageSchema } from "@icode/workflow-errors";
-import { z } from "zod";
-
-const StageStatusSchema = z.enum(["pass", "fail", "skipped"]);
-
-/** The `icode workflow validate --json` report, version 1. Every field is always present. */
-export const ValidateReportSchema = z.object({
-  version: z.literal(1),
-  status: z.enum(["pass", "fail"]),
-  target: z.object({
-    path: z.string(),
-    layout: z.enum(["file", "package"]).nullable(),
-    workflow_id: z.string().nullable(),
-    entry: z.string().nullable(),
-    package_dir: z.string().nullable(),
-    source_digest: z.string().nullable(),
-    files: z.number().int().nullable(),
-  }),
-  stages: z.array(z.object({ name: StageSchema, status: StageStatusSchema })),
-  diagnostics: z.array(DiagnosticSchema),
-  diagnostics_truncated: z.boolean(),
-  sites_truncated: z.boolean(),
-  workflow: z
-    .object({
-      title: z.string(),
-      node_count: z.number().int(),
-      edge_count: z.number().int(),
-      outputs: z.array(z.string()),
-    })
-    .nullable(),
-  output: z.object({ text: z.string(), truncated: z.boolean() }),
-  /** Ours, beyond the spec's list: the interpreter the `environment` stage started, once known. */
-  environment: z
-    .object({
-      kind: z.enum(["default", "user"]),
-      executable: z.string(),
-      version: z.string(),
-      implementation: z.string(),
-      platform: z.string(),
-      machine: z.string(),
-    })
-    .nullable(),
-});
-export type ValidateReport = z.infer<typeof ValidateReportSchema>;
-export type StageStatus = z.infer<typeof StageStatusSchema>;
+// The report schema is shared with `@icode/pipelines` (JSON pipelines are validated into the same shape), so
+// it lives in `@icode/workflow-errors`; the engine keeps exporting it from here.
+export {
+  type StageStatus,
+  type ValidateReport,
+  ValidateReportSchema,
+} from "@icode/workflow-errors";
