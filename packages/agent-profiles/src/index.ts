@@ -22,18 +22,6 @@ export {
   findAcpPresets,
   findOnPath,
 } from "./acp-presets";
-export {
-  type ApprovalDecision,
-  type ApprovalMode,
-  type ApprovalReason,
-  type ApprovalRule,
-  type ApprovalTarget,
-  approvalLevel,
-  decideApproval,
-  isSafeReadOnlyCommand,
-  isSensitivePath,
-  type ToolRef,
-} from "./approval";
 export { BUILTIN_AGENTS } from "./builtins";
 export {
   type AgentConfig,
@@ -72,8 +60,6 @@ export {
   SelectionCodeSchema,
   type SelectionFailure,
 } from "./match";
-export { MAX_TOOL_NAME_LENGTH, mcpControlToolNames, mcpToolName } from "./mcp-names";
-export { estimateTokens, type LoadedMemory, loadMemory, MEMORY_TOKEN_LIMIT, type MemoryFile } from "./memory";
 export { type NormalizationChange, NormalizationChangeSchema, newProfileId } from "./normalize";
 export {
   CONFIG_PROBLEM_CODES,
@@ -82,7 +68,6 @@ export {
   ConfigProblemSchema,
 } from "./problems";
 export { profileNameProblem, RECOMMENDED_PROFILE_NAME } from "./profile-name";
-export { MAX_RETRY_DELAY_MS, maxTransientRetries, retryDelayMs } from "./retry";
 export {
   type AcpSettings,
   AgentProfileFileSchema,
@@ -100,15 +85,4 @@ export {
   selectNodeModel,
 } from "./select-model";
 export { type ExplicitSettings, type ResolvedSettings, SETTINGS_ENV, type SettingSource } from "./settings";
-export { checkShellCommand, READ_ONLY_COMMANDS, type ShellCheck } from "./shell-filter";
-export { type DiscoverSkillsOptions, discoverSkills, type Skill } from "./skills";
-export { type SubAgentTool, subAgentTools } from "./sub-agents";
-export { resolveTemplates, type TemplateResult } from "./templates";
-export { BUILTIN_TOOL_KINDS, SHELL_TOOL_NAMES, TOOL_KINDS, type ToolKind } from "./tool-kinds";
 export { type ProfileProgram, type ProfileTrust, profileTrust } from "./trust";
-export {
-  effectiveWebFetch,
-  effectiveWebSearch,
-  type WebFetchSettings,
-  type WebSearchSettings,
-} from "./web-tools";

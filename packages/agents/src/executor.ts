@@ -1,4 +1,5 @@
-import type { AgentConfig, AgentProfile, ApprovalMode, ModelSelection } from "@icode/agent-profiles";
+import type { AgentConfig, AgentProfile, ModelSelection } from "@icode/agent-profiles";
+import type { ApprovalMode } from "@icode/agent-profiles/policy";
 import type { AgentAttemptRequest, AttemptIO, AttemptResult } from "@icode/workflow-scheduler";
 import type { AcpAttempt, ApprovalCallback, AttemptContext, NativeAttempt } from "./attempt";
 import type { AgentTranscript } from "./transcript";

@@ -1,4 +1,5 @@
-import type { AgentConfig, AgentProfile, ApprovalTarget, ToolKind } from "@icode/agent-profiles";
+import type { AgentConfig, AgentProfile } from "@icode/agent-profiles";
+import type { ApprovalTarget, ToolKind } from "@icode/agent-profiles/policy";
 import type { AgentActivity } from "@icode/workflow-scheduler";
 
 type ActivityToolKind = Extract<AgentActivity, { kind: "tool_call" }>["tool_kind"];

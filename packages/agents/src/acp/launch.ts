@@ -1,6 +1,7 @@
 import { realpathSync, statSync } from "node:fs";
 import { resolve } from "node:path";
-import { type AcpSettings, resolveTemplates } from "@icode/agent-profiles";
+import type { AcpSettings } from "@icode/agent-profiles";
+import { resolveTemplates } from "@icode/agent-profiles/policy";
 import { AcpFailure } from "./failure";
 import { isInside } from "./paths";
 

@@ -1,7 +1,8 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { RequestPermissionRequest } from "@agentclientprotocol/sdk/unstable";
-import { AgentProfileFileSchema, type Approval, type ApprovalMode } from "@icode/agent-profiles";
+import { AgentProfileFileSchema, type Approval } from "@icode/agent-profiles";
+import type { ApprovalMode } from "@icode/agent-profiles/policy";
 import { tmpDir } from "@icode/test-utils";
 import { describe, expect, it } from "vitest";
 import { approvalTarget, approvalTool, gitRoot, permissionResponse, planPermission } from "./permission";

@@ -5,13 +5,13 @@ import type {
   RequestPermissionRequest,
   RequestPermissionResponse,
 } from "@agentclientprotocol/sdk/unstable";
+import type { Approval } from "@icode/agent-profiles";
 import {
-  type Approval,
   type ApprovalMode,
   type ApprovalTarget,
   decideApproval,
   type ToolRef,
-} from "@icode/agent-profiles";
+} from "@icode/agent-profiles/policy";
 import { isInside } from "./paths";
 
 /**

@@ -1,4 +1,4 @@
-import type { MemoryFile } from "@icode/agent-profiles";
+import type { MemoryFile } from "@icode/agent-profiles/policy";
 
 /**
  * The instructions an agent node is sent (workflow reference, "Agent profile support"): the profile's

@@ -1,11 +1,5 @@
-import {
-  type AgentProfile,
-  type Approval,
-  type ApprovalMode,
-  decideApproval,
-  type ModelProfile,
-  retryDelayMs,
-} from "@icode/agent-profiles";
+import type { AgentProfile, Approval, ModelProfile } from "@icode/agent-profiles";
+import { type ApprovalMode, decideApproval, retryDelayMs } from "@icode/agent-profiles/policy";
 import type { AgentActivity } from "@icode/workflow-scheduler";
 import { jsonSchema, type ModelMessage, type ToolSet, tool } from "ai";
 import type { ApprovalCallback } from "../attempt";

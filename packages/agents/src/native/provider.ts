@@ -1,7 +1,8 @@
 import { createAnthropic } from "@ai-sdk/anthropic";
 import { createOpenAI } from "@ai-sdk/openai";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
-import { type ModelProfile, PROVIDERS, resolveTemplates } from "@icode/agent-profiles";
+import { type ModelProfile, PROVIDERS } from "@icode/agent-profiles";
+import { resolveTemplates } from "@icode/agent-profiles/policy";
 import { defaultSettingsMiddleware, type LanguageModel, wrapLanguageModel } from "ai";
 import { failure, type ModelFailure } from "./classify";
 import { type DispatcherPool, type HttpSettings, providerFetch, type RequestExtras } from "./http";

@@ -1,4 +1,5 @@
-import { type AgentProfile, loadMemory, type ModelProfile, maxTransientRetries } from "@icode/agent-profiles";
+import type { AgentProfile, ModelProfile } from "@icode/agent-profiles";
+import { loadMemory, maxTransientRetries } from "@icode/agent-profiles/policy";
 import type { AgentActivity, AttemptResult } from "@icode/workflow-scheduler";
 import type { NativeAttempt, NativeAttemptContext } from "../attempt";
 import { type AgentErrorClass, RETRYABLE_AGENT_CLASSES } from "../codes";

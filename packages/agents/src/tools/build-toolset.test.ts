@@ -1,4 +1,4 @@
-import { TOOL_KINDS } from "@icode/agent-profiles";
+import { TOOL_KINDS } from "@icode/agent-profiles/policy";
 import { describe, expect, it } from "vitest";
 import { loadProfile, toolsetOptions, workspace } from "../../test/tools/support";
 import { buildToolset } from "./build-toolset";

@@ -1,4 +1,4 @@
-import { discoverSkills, subAgentTools } from "@icode/agent-profiles";
+import { discoverSkills, subAgentTools } from "@icode/agent-profiles/policy";
 import type { AgentTool, Toolset, ToolsetOptions } from "../tool";
 import type { ToolsetWarning, ToolsetWarningCode } from "./codes";
 import { editFileTool } from "./edit-file";

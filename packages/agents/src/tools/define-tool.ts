@@ -1,4 +1,4 @@
-import type { ApprovalTarget, ToolKind } from "@icode/agent-profiles";
+import type { ApprovalTarget, ToolKind } from "@icode/agent-profiles/policy";
 import { z } from "zod";
 import type { AgentTool, ToolContext, ToolOutcome } from "../tool";
 

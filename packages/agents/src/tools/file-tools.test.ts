@@ -1,6 +1,6 @@
 import { mkdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { decideApproval } from "@icode/agent-profiles";
+import { decideApproval } from "@icode/agent-profiles/policy";
 import { tmpDir, writeTree } from "@icode/test-utils";
 import { beforeEach, describe, expect, it } from "vitest";
 import type { AgentTool, ToolContext } from "../tool";

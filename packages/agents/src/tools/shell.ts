@@ -1,4 +1,5 @@
-import { checkShellCommand, type ShellFilter } from "@icode/agent-profiles";
+import type { ShellFilter } from "@icode/agent-profiles";
+import { checkShellCommand } from "@icode/agent-profiles/policy";
 import { z } from "zod";
 import type { AgentTool } from "../tool";
 import { brief, defineTool, toolError } from "./define-tool";

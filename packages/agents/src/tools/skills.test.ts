@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { decideApproval } from "@icode/agent-profiles";
+import { decideApproval } from "@icode/agent-profiles/policy";
 import { writeTree } from "@icode/test-utils";
 import { beforeEach, describe, expect, it } from "vitest";
 import {

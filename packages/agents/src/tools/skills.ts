@@ -1,6 +1,6 @@
 import { readFile } from "node:fs/promises";
 import { basename, extname } from "node:path";
-import type { Skill } from "@icode/agent-profiles";
+import type { Skill } from "@icode/agent-profiles/policy";
 import { z } from "zod";
 import type { AgentTool } from "../tool";
 import { brief, defineTool, toolError } from "./define-tool";

@@ -1,4 +1,4 @@
-import type { SubAgentTool } from "@icode/agent-profiles";
+import type { SubAgentTool } from "@icode/agent-profiles/policy";
 import { z } from "zod";
 import type { AgentTool, SubAgentRunner, ToolOutcome } from "../tool";
 import { brief, defineTool, toolError } from "./define-tool";

@@ -8,12 +8,8 @@ import {
   readAgentLog,
   writeAgentScript,
 } from "@icode/acp-agent-double";
-import {
-  type AgentProfile,
-  AgentProfileFileSchema,
-  type ApprovalMode,
-  loadAgentConfig,
-} from "@icode/agent-profiles";
+import { type AgentProfile, AgentProfileFileSchema, loadAgentConfig } from "@icode/agent-profiles";
+import type { ApprovalMode } from "@icode/agent-profiles/policy";
 import { tmpDir } from "@icode/test-utils";
 import type { AgentActivity, AttemptIO, AttemptResult } from "@icode/workflow-scheduler";
 import type { AcpAttemptContext, ApprovalCallback } from "../../src/attempt";

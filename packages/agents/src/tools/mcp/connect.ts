@@ -1,4 +1,5 @@
-import { type McpServer, resolveTemplates } from "@icode/agent-profiles";
+import type { McpServer } from "@icode/agent-profiles";
+import { resolveTemplates } from "@icode/agent-profiles/policy";
 import { Client, type Prompt, StreamableHTTPClientTransport, type Tool } from "@modelcontextprotocol/client";
 import { DEFAULT_INHERITED_ENV_VARS } from "@modelcontextprotocol/client/stdio";
 import { mcpHttpFetch } from "./http-fetch";

@@ -1,4 +1,4 @@
-import { MAX_TOOL_NAME_LENGTH, mcpControlToolNames, mcpToolName } from "@icode/agent-profiles";
+import { MAX_TOOL_NAME_LENGTH, mcpControlToolNames, mcpToolName } from "@icode/agent-profiles/policy";
 import type { Prompt, Tool } from "@modelcontextprotocol/client";
 import { z } from "zod";
 import type { AgentTool, ToolOutcome } from "../../tool";

@@ -1,4 +1,4 @@
-import { estimateTokens } from "@icode/agent-profiles";
+import { estimateTokens } from "@icode/agent-profiles/policy";
 import type { ToolOutcome } from "../../tool";
 
 /** A content block of a tool result or prompt message, as far as we read it. */
