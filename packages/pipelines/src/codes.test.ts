@@ -5,7 +5,7 @@ import { PIPELINE_CODES, PIPELINE_STORE_CODES, PipelineError } from "./codes";
 describe("pipeline codes", () => {
   it("every code has a heading under Pipeline codes at the end of docs/errors.md", async () => {
     const doc = await readFile(new URL("../../../docs/errors.md", import.meta.url), "utf8");
-    const start = doc.indexOf("\n## Pipeline codes\n");
+    const start = doc.indexOf("\n# Pipeline codes\n");
     expect(start).toBeGreaterThan(0);
     const section = doc.slice(start);
     const headings = [...section.matchAll(/^### `([a-z0-9_]+)`$/gmu)].map((m) => m[1]);
