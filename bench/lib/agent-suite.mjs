@@ -89,7 +89,11 @@ export function agentSuite(ctx) {
   let unavailable = null;
   const sdk = (wire) =>
     `ai ${versions.ai} + @ai-sdk/${wire === "anthropic" ? `anthropic ${versions.ai_anthropic}` : `openai-compatible ${versions.ai_openai_compatible}`}`;
-  const warmup = { n: plan.agentWarmupNodes, runs: plan.warmupRuns, budget_ms: plan.warmupBudgetS * 1000 };
+  const warmup = {
+    n: plan.agentWarmupNodes,
+    runs: plan.agentWarmupRuns,
+    budget_ms: plan.warmupBudgetS * 1000,
+  };
   const boundOf = (estimateS) => Math.max(plan.boundS, Math.ceil(estimateS));
 
   // The native rows, in one child: each row's subject and floor records, and what its child is to do.
