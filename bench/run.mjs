@@ -137,8 +137,8 @@ const USAGE = `Usage: pnpm bench [--quick] [--only ${SUITES.join(",")}] [--out F
   --out     where to write the JSON results (default bench/results/latest.json; the table goes beside it)
   --keep    keep the temporary folder of generated workflows and records (without --keep it is removed
             at the end, or by the next run when this one is interrupted)
-  --profile write a V8 CPU profile of each engine-API workload to bench/results/profiles/ and list the
-            functions with the most self time (and each run's phases) under the table
+  --profile write a V8 CPU profile of each engine-API workload and agent child to bench/results/profiles/
+            and list the functions with the most self time (and each run's phases) under the table
   --from    print the table and targets of an earlier results file again, without measuring
 `;
 

@@ -42,9 +42,14 @@ function message(error) {
   return error instanceof Error ? error.message : String(error);
 }
 
-/** Starts the provider double's CLI and resolves with the URLs of its first stdout line. */
+/**
+ * Starts the provider double's CLI and resolves with the URLs of its first stdout line; it is stopped when
+ * this process exits.
+ */
 function startProviderProcess(cli) {
   const child = spawn(process.execPath, [cli, "--port", "0"], { stdio: ["ignore", "pipe", "pipe"] });
+  // However this process ends (a failure included), the provider ends with it.
+  process.once("exit", () => child.kill("SIGTERM"));
   let stderr = "";
   child.stderr.on("data", (chunk) => {
     stderr += chunk;
@@ -300,7 +305,6 @@ async function main() {
   } finally {
     await engine.close();
     await checkDouble.close();
-    provider.child.kill("SIGTERM");
   }
 }
 
