@@ -252,9 +252,9 @@ async function main() {
     }
 
     const model = bare.model(provider);
-    // Trusting loads the workflow (and fills the compiled-Python cache), so the rounds do not pay for that.
-    await engine.trust(p.measured.id);
-    if (p.warm.id !== p.measured.id) await engine.trust(p.warm.id);
+    // Trusting loads the workflow (and fills the compiled-Python cache), so that the rounds do not pay for
+    // it; a warm-up on the measured workflow itself does the same.
+    if (p.warm.id !== p.measured.id) await engine.trust(p.measured.id);
     const budgetMs = job.warmup.budget_ms;
     await warmUp({ runs: job.warmup.runs, budgetMs }, () => runEngine(row, p.warm));
     await warmUp({ runs: job.warmup.runs, budgetMs }, () => bare.run(model, p.warm.n, reply));
