@@ -132,7 +132,7 @@ const SUITES = ["floors", "commands", "api", "cli", "peers", "dask", "agents"];
 const USAGE = `Usage: pnpm bench [--quick] [--only ${SUITES.join(",")}] [--out FILE] [--keep] [--profile]
        node bench/run.mjs --from FILE [--out FILE]
 
-  --quick   a smaller run (under two minutes on 2 cores); every target is still computed
+  --quick   a smaller run (about two minutes on 2 cores); every target is still computed
   --only    run only these suites (targets that need the others are reported as not measured)
   --out     where to write the JSON results (default bench/results/latest.json; the table goes beside it)
   --keep    keep the temporary folder of generated workflows and records (without --keep it is removed
