@@ -85,21 +85,16 @@ export function nativeProfileYaml() {
   ].join("\n");
 }
 
-/** The ACP agent profile's YAML: `command` and `args` start the agent, `env` is all it gets besides the base. */
-export function acpProfileYaml({ command, args, env = {} }) {
-  const lines = [
+/** The ACP agent profile's YAML: `command` and `args` start the agent (with the engine's base environment). */
+export function acpProfileYaml({ command, args }) {
+  return [
     `name: ${ACP_PROFILE}`,
     "acp:",
     `  command: ${JSON.stringify(command)}`,
     `  args: ${JSON.stringify(args)}`,
-  ];
-  const entries = Object.entries(env);
-  if (entries.length > 0) {
-    lines.push("  env:");
-    for (const [k, v] of entries) lines.push(`    ${k}: ${JSON.stringify(v)}`);
-  }
-  lines.push("  result_mode: last_segment", "");
-  return lines.join("\n");
+    "  result_mode: last_segment",
+    "",
+  ].join("\n");
 }
 
 /**
@@ -122,10 +117,10 @@ export function modelProfileYaml({ id, name, provider, baseUrl, stream }) {
 
 /**
  * Writes a project for agent workloads: `<project>/.chrys/workflows/<id>.py` for each `[id, source]`,
- * `<project>/.chrys/agents/<file>.yaml` for each `[file, yaml]` of `agents`, and under `chrysHome` each
- * model profile of `models` (`[{ id, yaml }]`) with `active` as the default model (`settings.yaml`).
+ * `<project>/.chrys/agents/<file>.yaml` for each `[file, yaml]` of `agents`, and each model profile of
+ * `models` (`[{ id, yaml }]`) under `chrysHome`. No default model is set: every native node names its own.
  */
-export function writeAgentProject({ project, chrysHome, workflows, agents, models = [], active = null }) {
+export function writeAgentProject({ project, chrysHome, workflows, agents, models = [] }) {
   const dirs = {
     workflows: join(project, ".chrys", "workflows"),
     agents: join(project, ".chrys", "agents"),
@@ -135,8 +130,5 @@ export function writeAgentProject({ project, chrysHome, workflows, agents, model
   for (const [id, source] of workflows) writeFileSync(join(dirs.workflows, `${id}.py`), source);
   for (const [file, yaml] of agents) writeFileSync(join(dirs.agents, `${file}.yaml`), yaml);
   for (const { id, yaml } of models) writeFileSync(join(dirs.models, `${id}.yaml`), yaml);
-  if (active !== null) {
-    writeFileSync(join(chrysHome, "settings.yaml"), `model:\n  profile:\n    active: ${active}\n`);
-  }
   return project;
 }
