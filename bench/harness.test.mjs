@@ -1,18 +1,30 @@
-// Unit tests of the benchmark harness (node:test; no timing is asserted): statistics, targets, the table,
-// the run-result check, that the generated workflows build with the shipped Python SDK, and that the peer
-// engines stay outside the workspace (these tests pass without them installed).
+// Unit tests of the benchmark harness (node:test; no timing is asserted): statistics, targets (the agent
+// rows' too), the table, the run-result check, that the generated workflows build with the shipped Python
+// SDK, and that the peer engines stay outside the workspace (these tests pass without them installed).
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
+import { LIMITS, NATIVE_VARIANTS } from "./lib/agent-rows.mjs";
+import { acpChainSource, agentChainSource, agentFanoutSource } from "./lib/agent-workflows.mjs";
 import { checkRunResult } from "./lib/check.mjs";
 import { duration, renderTable, times } from "./lib/format.mjs";
 import { ensurePeers, installCommand, PEERS_DIR, peerState } from "./lib/peers.mjs";
 import { lastJsonLine } from "./lib/procs.mjs";
 import { buildTable, targetSummary } from "./lib/report.mjs";
-import { median, ratio, slope, summarize, target } from "./lib/stats.mjs";
+import { measureRounds } from "./lib/rounds.mjs";
+import {
+  MIN_ROUNDS,
+  median,
+  medianRoundExcess,
+  medianRoundRatio,
+  ratio,
+  slope,
+  summarize,
+  target,
+} from "./lib/stats.mjs";
 import { computeTargets } from "./lib/targets.mjs";
 import { chainSource, fanoutSource, loopSource, valueSource, writeManyProject } from "./lib/workflows.mjs";
 
@@ -120,8 +132,8 @@ describe("targets", () => {
 
   test("every target of the issue is computed once, each as ratio ≤ limit", () => {
     const { targets, information } = computeTargets(syntheticRecords(), options);
-    assert.equal(targets.length, 13);
-    assert.equal(new Set(targets.map((t) => t.name)).size, 13);
+    assert.equal(targets.length, 21);
+    assert.equal(new Set(targets.map((t) => t.name)).size, 21);
     for (const t of targets)
       assert.ok(
         ["name", "ratio", "limit", "met"].every((key) => key in t),
@@ -135,6 +147,7 @@ describe("targets", () => {
         "chain of 1,000: engine / dask's threaded scheduler per node",
         "fan-out of 1,000: engine / dask's threaded scheduler per node",
         "engine RSS after 1,000 runs / after 10",
+        "ACP: interpreter start (node -e 0) / a bare client session",
       ],
     );
     for (const i of information) assert.ok(!("limit" in i) && !("met" in i), i.name);
@@ -240,14 +253,290 @@ describe("targets", () => {
       ...options,
       daskInstalled: false,
     });
-    assert.equal(targets.length, 13);
+    assert.equal(targets.length, 21);
     assert.equal(information.filter((i) => i.name.includes("dask")).length, 0);
     const empty = computeTargets([], { ...options, daskInstalled: false });
-    assert.equal(empty.targets.length, 13);
-    for (const t of empty.targets) assert.ok(t.met === false && t.ratio === null, t.name);
+    assert.equal(empty.targets.length, 21);
+    // Every target is not met, except the reused ACP session's, which does not apply yet.
+    const [na, ...others] = [...empty.targets].sort(
+      (a, b) => Number(b.met === null) - Number(a.met === null),
+    );
+    assert.match(na.name, /reused ACP session/);
+    assert.equal(na.met, null);
+    for (const t of others) assert.ok(t.met === false && t.ratio === null, t.name);
     for (const i of empty.information) assert.equal(i.ratio, null, i.name);
     assert.ok(empty.annotations.every((a) => !/information/.test(a.text)));
-    assert.equal(targetSummary(empty.targets), "Targets met: 0 of 13. Not met (✗ in the table): 13.");
+    assert.equal(
+      targetSummary(empty.targets),
+      "Targets met: 0 of 20 (1 not applicable). Not met (✗ in the table): 20.",
+    );
+  });
+});
+
+/** Rounds of `[subject_ms, floor_ms]` pairs, the subject first in even rounds (as measureRounds does). */
+const roundsOf = (pairs, extra = () => ({})) =>
+  pairs.map(([subject_ms, floor_ms], i) => ({
+    subject_ms,
+    floor_ms,
+    subject_first: i % 2 === 0,
+    ...extra(i),
+  }));
+
+/** Agent records whose per-round ratios are chosen so that each agent target's value is known exactly. */
+function agentRecords({ parallelReached = 50 } = {}) {
+  const row = (id, rounds, extra = {}) => ({
+    id,
+    group: "agents",
+    status: "ok",
+    rounds,
+    ...summarize(rounds.map((r) => r.subject_ms)),
+    ...extra,
+  });
+  return [
+    // Ratios 1.1, 1.05, 1.2, 1.08, 1.0: median 1.08 (met); per node +0.3, +0.15, +0.6, +0.24, 0 ms: +0.24 ms.
+    row(
+      "agents/native/openai-generate",
+      roundsOf([
+        [3300, 3000],
+        [3150, 3000],
+        [3600, 3000],
+        [3240, 3000],
+        [3000, 3000],
+      ]),
+      { nodes: 1000, to_first_node_ms: [100, 120, 110, 90, 130] },
+    ),
+    // 1.3 in every round: not met.
+    row("agents/native/openai-stream", roundsOf(Array.from({ length: 5 }, () => [1300, 1000])), {
+      nodes: 1000,
+    }),
+    // Four rounds only: no ratio.
+    row("agents/native/anthropic-generate", roundsOf(Array.from({ length: 4 }, () => [1000, 1000])), {
+      nodes: 1000,
+    }),
+    // agents/native/anthropic-stream: not measured at all.
+    // Time ratios 1.1, 1.05, 1.12, 1.2, 1.0: median 1.1 ≤ 1.11 (throughput 0.91×).
+    row(
+      "agents/parallel",
+      roundsOf([
+        [1100, 1000],
+        [1050, 1000],
+        [1120, 1000],
+        [1200, 1000],
+        [1000, 1000],
+      ]),
+      { nodes: 1000, concurrency: 50, max_in_flight: { subject: parallelReached, floor: 50 } },
+    ),
+    // 20 nodes: ratios 1.017, 1.033, 1.05, 1.008, 1.083 (median 1.033, met); per node +5, +10, +15, +2.5,
+    // +25 ms: +10 ms (not met); each run 150 ms longer than its nodes' span.
+    row(
+      "agents/acp/spawn",
+      roundsOf(
+        [
+          [6100, 6000],
+          [6200, 6000],
+          [6300, 6000],
+          [6050, 6000],
+          [6500, 6000],
+        ],
+        (i) => ({ run_ms: [6100, 6200, 6300, 6050, 6500][i] + 150 }),
+      ),
+      { nodes: 20 },
+    ),
+    { id: "agents/acp/node-start", group: "agents", status: "ok", median_ms: 60 }, // 0.2 of a 300 ms session
+    { id: "agents/acp/warm-turn", group: "agents", status: "skipped" },
+    { id: "agents/acp/warm-turn/floor", group: "agents", status: "ok", median_ms: 1.2 },
+  ];
+}
+
+describe("agent rows", () => {
+  const options = {
+    apiSizes: [100, 1000, 10000],
+    valueBytes: 16 * 2 ** 20,
+    daskInstalled: false,
+    soakRuns: 1000,
+    soakMark: 10,
+  };
+  const agentResults = (records) => {
+    const { targets, information, annotations } = computeTargets(records, options);
+    const find = (part, list = targets) => {
+      const found = list.filter((t) => t.name.includes(part));
+      assert.equal(found.length, 1, part);
+      return found[0];
+    };
+    return { targets, information, annotations, find };
+  };
+  const close = (actual, expected, what) =>
+    assert.ok(Math.abs(actual - expected) < 1e-9, `${what}: ${actual} ≠ ${expected}`);
+
+  test("a row's ratio is the median of its per-round ratios, over at least 5 rounds", () => {
+    const five = roundsOf([
+      [2, 1],
+      [3, 1],
+      [1, 1],
+      [10, 1],
+      [4, 2],
+    ]);
+    assert.equal(MIN_ROUNDS, 5);
+    assert.equal(medianRoundRatio(five), 2); // ratios 2, 3, 1, 10, 2
+    // Not the ratio of the medians (3 / 1), nor of the sums (20 / 6).
+    assert.notEqual(medianRoundRatio(five), median([2, 3, 1, 10, 4]) / median([1, 1, 1, 1, 2]));
+    assert.equal(medianRoundRatio(five.slice(0, 4)), null);
+    assert.equal(medianRoundRatio(undefined), null);
+    assert.equal(medianRoundRatio([...five.slice(0, 4), { subject_ms: 1, floor_ms: 0 }]), null);
+    // (subject − floor) per unit: 1, 2, 0, 9, 2 over 1 unit; halved over 2.
+    assert.equal(medianRoundExcess(five, 1), 2);
+    assert.equal(medianRoundExcess(five, 2), 1);
+    assert.equal(medianRoundExcess(five.slice(1), 1), null);
+    assert.equal(medianRoundExcess(five, 0), null);
+  });
+
+  test("measureRounds alternates which side goes first and checks each side untimed", async () => {
+    const log = [];
+    const rounds = await measureRounds({
+      rounds: 4,
+      subject: async () => {
+        log.push("subject");
+        return { n: log.length };
+      },
+      floor: async () => {
+        log.push("floor");
+      },
+      check: async (which, detail) => {
+        log.push(`check ${which}${detail ? ` ${detail.n}` : ""}`);
+      },
+    });
+    assert.deepEqual(log, [
+      "subject",
+      "check subject 1",
+      "floor",
+      "check floor",
+      "floor",
+      "check floor",
+      "subject",
+      "check subject 7",
+      "subject",
+      "check subject 9",
+      "floor",
+      "check floor",
+      "floor",
+      "check floor",
+      "subject",
+      "check subject 15",
+    ]);
+    assert.deepEqual(
+      rounds.map((r) => r.subject_first),
+      [true, false, true, false],
+    );
+    assert.deepEqual(rounds[1].subject_detail, { n: 7 });
+    assert.equal("floor_detail" in rounds[0], false);
+    for (const r of rounds) assert.ok(r.subject_ms >= 0 && r.floor_ms >= 0);
+    // A failed check ends the measurement.
+    await assert.rejects(
+      measureRounds({
+        rounds: 5,
+        subject: async () => {},
+        floor: async () => {},
+        check: async (which) => {
+          if (which === "floor") throw new Error("made 3 requests, expected 2");
+        },
+      }),
+      /made 3 requests/,
+    );
+  });
+
+  test("native chains: ratio against the bare loop, per-node excess, too few rounds, not measured", () => {
+    const { find, annotations } = agentResults(agentRecords());
+    assert.equal(NATIVE_VARIANTS.length, 4);
+    const plain = find("native agent chain (OpenAI-compatible, generateText)");
+    close(plain.ratio, 1.08, plain.name);
+    assert.equal(plain.limit, LIMITS.native);
+    assert.equal(plain.met, true);
+    assert.match(
+      plain.note,
+      /1,000 nodes, 5 rounds: .*first node started after 110 ms.*240 µs more per node/,
+    );
+    assert.ok(
+      annotations.some(
+        (a) =>
+          a.id === "agents/native/openai-generate" &&
+          /1\.08× the bare loop .*\+240 µs\/node .*✓ met/.test(a.text),
+      ),
+    );
+    const stream = find("native agent chain (OpenAI-compatible, streamText)");
+    close(stream.ratio, 1.3, stream.name);
+    assert.equal(stream.met, false);
+    const few = find("native agent chain (Anthropic, generateText)");
+    assert.equal(few.ratio, null);
+    assert.equal(few.met, false);
+    assert.match(few.note, /has 4 rounds; its ratio needs at least 5/);
+    const missing = find("native agent chain (Anthropic, streamText)");
+    assert.equal(missing.met, false);
+    assert.match(missing.note, /not measured: agents\/native\/anthropic-stream missing/);
+  });
+
+  test("parallel nodes: throughput as a time ratio, only when the engine reached the raised limit", () => {
+    const t = agentResults(agentRecords()).find("at a time: throughput");
+    close(t.ratio, 1.1, t.name);
+    assert.equal(t.limit, 1.11); // 1 / 0.9, to three digits
+    assert.equal(t.met, true);
+    assert.match(t.name, /50 at a time: throughput ≥ 0\.9× a bare loop at the same concurrency/);
+    assert.match(t.note, /50 at a time \(maxConcurrentAgents; 50 reached, bare loop 50\)/);
+    const capped = agentResults(agentRecords({ parallelReached: 4 })).find("at a time: throughput");
+    assert.equal(capped.ratio, null);
+    assert.equal(capped.met, false);
+    assert.match(capped.note, /at most 4 agent attempts in flight, expected 50/);
+  });
+
+  test("ACP nodes: ratio and milliseconds more per node; interpreter start apart; the warm turn n/a", () => {
+    const { find, information, annotations } = agentResults(agentRecords());
+    const acp = find("ACP node spawned per node ≤");
+    close(acp.ratio, 1 + 200 / 6000, acp.name);
+    assert.equal(acp.limit, 1.05);
+    assert.equal(acp.met, true);
+    assert.match(
+      acp.note,
+      /bare client 300 ms per session; the run's setup and finish outside that span: 150 ms/,
+    );
+    const extra = find("at most 5 ms more");
+    close(extra.ratio, 10, extra.name);
+    assert.equal(extra.met, false);
+    close(find("interpreter start", information).ratio, 0.2, "interpreter start share");
+    const warm = find("reused ACP session");
+    assert.deepEqual([warm.ratio, warm.met, warm.limit], [null, null, 1.5]);
+    assert.match(warm.note, /^n\/a \(no session reuse yet\).*reuse_session_of.*warm turn: 1\.20 ms/);
+    assert.ok(
+      annotations.some((a) => a.id === "agents/acp/warm-turn" && a.text === "n/a (no session reuse yet)"),
+    );
+  });
+
+  test("the table shows each agent row against its floor, per round", () => {
+    const records = agentRecords().map((r) => ({ label: r.id, min_ms: 1, max_ms: 2, runs: 5, ...r }));
+    records.push({
+      id: "agents/native/openai-generate/floor",
+      group: "agents",
+      label: "bare loop",
+      status: "ok",
+      median_ms: 3000,
+      min_ms: 3000,
+      max_ms: 3000,
+      runs: 5,
+      nodes: 1000,
+      floor_of: "agents/native/openai-generate",
+    });
+    const lines = buildTable(records, { annotations: [] }).split("\n");
+    assert.match(lines.find((l) => l.startsWith("| **Agent nodes")) ?? "", /Agent nodes/);
+    assert.match(
+      lines.find((l) => l.includes("| agents/native/openai-generate ")),
+      /1\.08× bare, per round/,
+    );
+    assert.doesNotMatch(
+      lines.find((l) => l.includes("| bare loop")),
+      /bare, per round/,
+    );
+    assert.match(
+      lines.find((l) => l.includes("| bare loop")),
+      /\| 3\.00 ms +\|/,
+    ); // per request
   });
 });
 
@@ -460,6 +749,56 @@ describe("generated workflows", () => {
       assert.deepEqual(built.fanout, { nodes: 53, edges: 101, outputs: ["sink"], loops: [] });
       assert.deepEqual(built.loop.loops, [7]);
       assert.deepEqual(built.value.outputs, ["n9"]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test("the agent workloads build into chains and fan-outs of agent nodes naming the bench profiles", () => {
+    const dir = mkdtempSync(join(tmpdir(), "icode-bench-test-"));
+    try {
+      const files = {
+        chain: agentChainSource(5, { model: "bench-openai" }),
+        fanout: agentFanoutSource(4),
+        acp: acpChainSource(3),
+      };
+      for (const [name, source] of Object.entries(files)) writeFileSync(join(dir, `${name}.py`), source);
+      const script = [
+        "import json, runpy, sys",
+        "out = {}",
+        "for name in ['chain', 'fanout', 'acp']:",
+        "    d = runpy.run_path(sys.argv[1] + '/' + name + '.py')['workflow'].definition.to_manifest()",
+        "    agents = [n for n in d['nodes'] if n['kind'] == 'agent']",
+        "    out[name] = {'nodes': len(d['nodes']), 'edges': len(d['edges']), 'outputs': d['outputs'],",
+        "                 'agents': len(agents), 'profiles': sorted({n['profile'] for n in agents}),",
+        "                 'models': sorted({str(n['model']) for n in agents})}",
+        "print(json.dumps(out))",
+      ].join("\n");
+      const python = spawnSync(process.env.ICODE_PYTHON || "python3", ["-c", script, dir], {
+        env: { ...process.env, PYTHONPATH: join(REPO_ROOT, "python") },
+        encoding: "utf8",
+      });
+      assert.equal(python.status, 0, python.stderr);
+      const built = JSON.parse(python.stdout);
+      assert.deepEqual(built.chain, {
+        nodes: 5,
+        edges: 4,
+        outputs: ["a4"],
+        agents: 5,
+        profiles: ["Bench"],
+        models: ["bench-openai"],
+      });
+      // src + 4 agents + join + sink; src → each agent, each agent → join, join → sink.
+      assert.deepEqual(built.fanout, {
+        nodes: 7,
+        edges: 9,
+        outputs: ["sink"],
+        agents: 4,
+        profiles: ["Bench"],
+        models: ["None"],
+      });
+      assert.deepEqual(built.acp.profiles, ["BenchAcp"]);
+      assert.equal(built.acp.agents, 3);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -6,6 +6,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync 
 import os from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { agentSuite } from "./lib/agent-suite.mjs";
 import { ensurePeers, PEERS_DIR } from "./lib/peers.mjs";
 import { findDaskPython, resolvePython, useScratch } from "./lib/procs.mjs";
 import { readProfile, topFunctions } from "./lib/profile.mjs";
@@ -75,6 +76,14 @@ const PLANS = {
     daskReps: 3,
     boundS: 120,
     manyCount: 1_000,
+    agentChainNodes: 1_000,
+    agentParallelNodes: 1_000,
+    agentConcurrency: 50,
+    agentRounds: 5,
+    agentWarmupNodes: 100,
+    agentWarmupRuns: 3,
+    agentAcpNodes: 20,
+    agentWarmTurns: 20,
   },
   quick: {
     floorReps: 3,
@@ -107,21 +116,29 @@ const PLANS = {
     daskReps: 3,
     boundS: 60,
     manyCount: 1_000,
+    agentChainNodes: 20,
+    agentParallelNodes: 100,
+    agentConcurrency: 50,
+    agentRounds: 5,
+    agentWarmupNodes: 20,
+    agentWarmupRuns: 1,
+    agentAcpNodes: 2,
+    agentWarmTurns: 5,
   },
 };
 
-const SUITES = ["floors", "commands", "api", "cli", "peers", "dask"];
+const SUITES = ["floors", "commands", "api", "cli", "peers", "dask", "agents"];
 
 const USAGE = `Usage: pnpm bench [--quick] [--only ${SUITES.join(",")}] [--out FILE] [--keep] [--profile]
        node bench/run.mjs --from FILE [--out FILE]
 
-  --quick   a smaller run (under two minutes on 2 cores); every target is still computed
+  --quick   a smaller run (about two minutes on 2 cores); every target is still computed
   --only    run only these suites (targets that need the others are reported as not measured)
   --out     where to write the JSON results (default bench/results/latest.json; the table goes beside it)
   --keep    keep the temporary folder of generated workflows and records (without --keep it is removed
             at the end, or by the next run when this one is interrupted)
-  --profile write a V8 CPU profile of each engine-API workload to bench/results/profiles/ and list the
-            functions with the most self time (and each run's phases) under the table
+  --profile write a V8 CPU profile of each engine-API workload and agent child to bench/results/profiles/
+            and list the functions with the most self time (and each run's phases) under the table
   --from    print the table and targets of an earlier results file again, without measuring
 `;
 
@@ -195,6 +212,12 @@ function main() {
       mastra: packageVersion(join(PEERS_DIR, "node_modules", "@mastra", "core", "package.json")),
       dask: daskPython?.version ?? null,
       dask_python: daskPython?.executable ?? null,
+      ai: packageVersion(join(BENCH_DIR, "node_modules", "ai", "package.json")),
+      ai_openai_compatible: packageVersion(
+        join(BENCH_DIR, "node_modules", "@ai-sdk", "openai-compatible", "package.json"),
+      ),
+      ai_anthropic: packageVersion(join(BENCH_DIR, "node_modules", "@ai-sdk", "anthropic", "package.json")),
+      acp_sdk: packageVersion(join(BENCH_DIR, "node_modules", "@agentclientprotocol", "sdk", "package.json")),
       git: gitRevision(),
     };
     const machine = {
@@ -282,6 +305,7 @@ function main() {
     }
     if (only.includes("dask")) compared.push(daskTasks(ctx));
     records.push(...runTasks(interleave(compared)));
+    if (only.includes("agents")) records.push(...agentSuite(ctx));
     if (only.includes("cli")) records.push(...engineCli(ctx));
 
     const durationS = (performance.now() - t0) / 1000;
@@ -333,6 +357,7 @@ function render(results) {
       langgraph: `LangGraph JS ${versions.langgraph} (in-process)`,
       mastra: `Mastra workflows, @mastra/core ${versions.mastra} (in-process)`,
       dask: `dask ${versions.dask ?? "(not installed)"} threaded scheduler (in-process Python)`,
+      agents: `Agent nodes through createEngine().run() (${versions.engine}), each next to a bare SDK client doing the same work, in rounds in one process; "× floor" is the median of the per-round ratios`,
     },
   });
   const heading =
@@ -360,21 +385,38 @@ function rerender(path, outPath) {
   return 0;
 }
 
-/** Attaches the top self-time functions of each profiled record and returns them as text. */
+/**
+ * Attaches the top self-time functions of each profiled record and returns them as text: an engine-API
+ * workload's child, or an agent child (`cpu_profile`), which measures several rows, each engine next to
+ * its floor, in one process (its profile is listed once, under the labels of its rows).
+ */
 function profileSummary(records, dir) {
-  let text = "";
-  for (const r of records.filter((x) => x.group === "engine-api")) {
-    const path = join(dir, `${r.id.replaceAll("/", "-")}.cpuprofile`);
+  const files = new Map();
+  for (const r of records) {
+    const name =
+      r.group === "engine-api" ? r.id.replaceAll("/", "-") : r.group === "agents" ? r.cpu_profile : undefined;
+    if (name === undefined) continue;
+    const path = join(dir, `${name}.cpuprofile`);
     if (!existsSync(path)) continue;
-    r.profile = { file: path, top: topFunctions(readProfile(path)) };
-    text += `\nProfile of ${r.label} (Node process, self time):\n`;
+    files.set(path, [...(files.get(path) ?? []), r]);
+  }
+  let text = "";
+  for (const [path, members] of files) {
+    const top = topFunctions(readProfile(path));
+    for (const r of members) r.profile = { file: path, top };
+    const [r] = members;
+    const what =
+      r.group === "agents"
+        ? `${members.map((m) => m.label).join("; ")} (one Node process: the engine and the bare clients, self time)`
+        : `${r.label} (Node process, self time)`;
+    text += `\nProfile of ${what}:\n`;
     if (r.phases) {
       const parts = Object.entries(r.phases).map(
         ([k, v]) => `${k.replace(/_ms$/, "")} ${v === null ? "–" : `${v.toFixed(0)} ms`}`,
       );
       text += `  phases (median run): ${parts.join(", ")}\n`;
     }
-    for (const f of r.profile.top) {
+    for (const f of top) {
       text += `  ${(f.share * 100).toFixed(1).padStart(5)}%  ${f.self_ms.toFixed(0).padStart(7)} ms  ${f.name}  ${f.where}\n`;
     }
   }

@@ -3,7 +3,8 @@
 
 /**
  * Throws unless `result` is a completed run whose single output matches `expect`:
- * `{ kind: "echo", text }` (the input came back), `{ kind: "fanout", n }` (the default merge of `n` branches)
+ * `{ kind: "echo", text }` (the input came back), `{ kind: "fanout", n, first? }` (the default merge of `n`
+ * branches, the first named `first`, by default `b0`)
  * or `{ kind: "value", part }` (four strings of `part` characters in `data`).
  */
 export function checkRunResult(result, expect) {
@@ -28,10 +29,11 @@ export function checkRunResult(result, expect) {
     );
   }
   if (expect.kind === "fanout") {
+    const first = expect.first ?? "b0";
     const parts = String(output.text).split("\n\n");
-    if (parts.length !== expect.n || !parts[0].startsWith("## b0\n")) {
+    if (parts.length !== expect.n || !parts[0].startsWith(`## ${first}\n`)) {
       throw new Error(
-        `fan-out output holds ${parts.length} sections, expected ${expect.n} starting with "## b0"`,
+        `fan-out output holds ${parts.length} sections, expected ${expect.n} starting with "## ${first}"`,
       );
     }
   }

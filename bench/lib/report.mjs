@@ -1,5 +1,6 @@
 // The one table `pnpm bench` prints (Markdown, so that it can go into the README as it is).
 import { duration, mib, renderTable, times } from "./format.mjs";
+import { medianRoundRatio } from "./stats.mjs";
 
 const SECTIONS = [
   ["floors", "Floors (same run)"],
@@ -9,6 +10,7 @@ const SECTIONS = [
   ["langgraph", "LangGraph JS (in-process)"],
   ["mastra", "Mastra workflows (in-process)"],
   ["dask", "dask threaded scheduler (in-process Python)"],
+  ["agents", "Agent nodes, each next to a bare SDK client doing the same work (in rounds, one process)"],
 ];
 
 const HEADERS = [
@@ -25,10 +27,15 @@ const HEADERS = [
 /**
  * The row's figure as a multiple of a floor of the same run: per node against the serial round trip (chains,
  * loops) or the pipelined one (fan-outs), the large value against the JSON floor, cold commands against
- * process start. Empty for the floors themselves.
+ * process start, an agent row against its bare client (the median of the per-round ratios). Empty for the
+ * floors themselves.
  */
 function againstFloor(r, floors) {
   if (r.status !== "ok") return "";
+  if (r.group === "agents") {
+    const value = Array.isArray(r.rounds) ? medianRoundRatio(r.rounds) : null;
+    return value === null ? "" : `${times(value)} bare, per round`;
+  }
   const of = (value, floor, name) => (floor ? `${times(value / floor)} ${name}` : "");
   // Cold commands: against the floors measured alongside them, when they were.
   const nodeStart = r.alongside?.node_start_ms ?? floors.nodeStart;

@@ -44,3 +44,25 @@ export function target(name, ratioValue, limit, { applies = true, note } = {}) {
   if (note !== undefined) result.note = note;
   return result;
 }
+
+/** A row measured in rounds needs at least this many for its ratio (the median of the rounds' ratios). */
+export const MIN_ROUNDS = 5;
+
+/**
+ * The median of the per-round ratios `subject_ms / floor_ms` of rounds measured side by side, or `null`
+ * with fewer than `MIN_ROUNDS` rounds or a round whose ratio is not defined.
+ */
+export function medianRoundRatio(rounds) {
+  if (!Array.isArray(rounds) || rounds.length < MIN_ROUNDS) return null;
+  const ratios = rounds.map((r) => ratio(r.subject_ms, r.floor_ms));
+  return ratios.includes(null) ? null : median(ratios);
+}
+
+/**
+ * The median over rounds of what the subject costs beyond its floor per unit of work,
+ * `(subject_ms − floor_ms) / units`, or `null` with fewer than `MIN_ROUNDS` rounds.
+ */
+export function medianRoundExcess(rounds, units) {
+  if (!Array.isArray(rounds) || rounds.length < MIN_ROUNDS || !(units > 0)) return null;
+  return median(rounds.map((r) => (r.subject_ms - r.floor_ms) / units));
+}

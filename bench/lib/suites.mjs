@@ -11,7 +11,8 @@ import { VALUE_PART } from "./workflows.mjs";
 const BENCH_DIR = new URL("..", import.meta.url).pathname;
 const child = (name) => join(BENCH_DIR, "children", name);
 
-function record(fields, samples) {
+/** A record of `fields` summarizing `samples` (milliseconds), with the defaults every record has. */
+export function record(fields, samples) {
   const base = {
     status: "ok",
     per: "run",

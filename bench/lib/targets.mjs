@@ -1,8 +1,10 @@
-// The targets (issue "The engine as a core for many front ends", item 7), each a ratio of two figures
-// measured in the same run, written as `ratio ≤ limit` (a speed-up "≥ 10× faster" is `engine / peer ≤ 0.1`);
-// and, beside them, ratios shown as information only, with no limit (the chain against the serial round trip
-// and the engine against dask, whose targets needed task fusion: decision 0027; resident memory).
+// The targets (issue "The engine as a core for many front ends", item 7; issue 18's agent rows are in
+// lib/agent-targets.mjs), each a ratio of two figures measured in the same run, written as
+// `ratio ≤ limit` (a speed-up "≥ 10× faster" is `engine / peer ≤ 0.1`); and, beside them, ratios shown as
+// information only, with no limit (the chain against the serial round trip and the engine against dask,
+// whose targets needed task fusion: decision 0027; resident memory; an ACP agent's interpreter start).
 // Pure: records in, targets out.
+import { agentTargets } from "./agent-targets.mjs";
 import { count, duration, mib, times } from "./format.mjs";
 import { ratio, slope, target } from "./stats.mjs";
 
@@ -27,9 +29,10 @@ export function computeTargets(records, { apiSizes, valueBytes, daskInstalled, s
   const targets = [];
   const information = [];
   const annotations = [];
-  const add = (id, t, text) => {
+  /** Records target `t` on row `id`: `text` when it applies, `naText` (or "n/a: <name>") when not. */
+  const add = (id, t, text, naText) => {
     targets.push(t);
-    if (t.met === null) annotations.push({ id, text: `n/a: ${t.name}` });
+    if (t.met === null) annotations.push({ id, text: naText ?? `n/a: ${t.name}` });
     else if (t.ratio === null) annotations.push({ id, text: `✗ not measured: ${t.name}` });
     else annotations.push({ id, text: `${text} (limit ${t.limit}) ${t.met ? "✓ met" : "✗ NOT met"}` });
   };
@@ -240,5 +243,7 @@ export function computeTargets(records, { apiSizes, valueBytes, daskInstalled, s
         : `RSS ${mib(mark.total_kib)} after ${mark.runs} runs, ${mib(end.total_kib)} after ${end.runs} (process and live children, after GC)`,
     );
   }
+  // The agent rows (issue 18): agent nodes against bare SDK clients, in rounds.
+  agentTargets({ ok, why, add, inform });
   return { targets, information, annotations };
 }
