@@ -5,10 +5,10 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 /** The native agent profile every agent row uses: instructions only, no tools (so no tool schemas sent). */
-export const NATIVE_PROFILE = "Bench";
+const NATIVE_PROFILE = "Bench";
 export const NATIVE_INSTRUCTIONS = "You are a benchmark agent. Answer in one line.";
 /** The ACP agent profile (the scripted ACP agent double). */
-export const ACP_PROFILE = "BenchAcp";
+const ACP_PROFILE = "BenchAcp";
 /** What every model request asks for (`model_id` of every model profile). */
 export const MODEL_ID = "bench-model";
 /** `max_output_tokens` of the model profiles, sent with every request (and by the bare loops). */
