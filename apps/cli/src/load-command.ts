@@ -15,23 +15,8 @@ import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Script } from "node:vm";
-import type { PrestartedValidation } from "@icode/workflow-engine";
-import type { BundleName, ParsedCommand } from "./command-line/spec";
-import type { CliIo } from "./io";
-
-/** What a command gets: its checked command line, the process's streams, and the stop signal. */
-export interface CommandContext {
-  readonly command: ParsedCommand;
-  readonly io: CliIo;
-  /** Aborted by the first Ctrl-C, SIGTERM or SIGHUP of a `stoppable` command; the reason is the signal's name. */
-  readonly signal: AbortSignal;
-  /** For `workflow validate`: the worker started before the command was loaded (see ./prestart). */
-  readonly prestarted: PrestartedValidation | null;
-}
-
-export interface Command {
-  run(context: CommandContext): Promise<number>;
-}
+import type { Command } from "./command";
+import type { BundleName } from "./command-line/spec";
 
 /** The command modules as sources: what runs before the build (tests, typecheck). */
 const SOURCES: Record<BundleName, () => Promise<{ command: Command }>> = {

@@ -2,8 +2,6 @@ import { createHash } from "node:crypto";
 
 /** Longest tool name a model provider accepts. */
 export const MAX_TOOL_NAME_LENGTH = 64;
-/** The three control tools of progressive disclosure, suffixed to the server's prefix. */
-const MCP_CONTROL_TOOL_SUFFIXES = ["list_mcp_tools", "load_tool", "unload_tool"] as const;
 /** Longest prefix that leaves room for `_list_mcp_tools` within 64 characters. */
 export const MAX_DISCLOSURE_PREFIX_LENGTH = MAX_TOOL_NAME_LENGTH - "_list_mcp_tools".length;
 /** `tool_name_prefix`: letters, digits, `_` and `-`, first and last a letter or digit. */

@@ -89,4 +89,3 @@ export const AgentActivitySchema = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("warning"), code: z.string(), message: z.string() }),
 ]);
 export type AgentActivity = z.infer<typeof AgentActivitySchema>;
-type AgentActivityKind = AgentActivity["kind"];

@@ -1,7 +1,7 @@
+import type { CommandContext } from "../command";
 import type { ArgumentSpec, CommandSpec, CommandTree, Completes, OptionSpec } from "../command-line/spec";
 import { TREE } from "../command-tree";
 import { EXIT } from "../exit-codes";
-import type { CommandContext } from "../load-command";
 
 /**
  * `icode completion bash|zsh|fish`: a completion script made from the command tree, so it completes exactly

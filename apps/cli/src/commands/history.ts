@@ -1,4 +1,5 @@
 import { createEngine, type RunDetails, type RunLogs, type RunSummary } from "@icode/workflow-engine";
+import type { CommandContext } from "../command";
 import type { RUNS_LIST, RUNS_LOGS, RUNS_SHOW, SESSIONS_LIST, ValuesOf } from "../command-tree";
 import { EXIT } from "../exit-codes";
 import type { CliIo } from "../io";
@@ -10,7 +11,6 @@ import {
   type RunsListJson,
   type SessionsListJson,
 } from "../json/history";
-import type { CommandContext } from "../load-command";
 import { errorJsonLine } from "../render/error-json";
 import { count, oneLine } from "../render/flatten";
 import { renderTable } from "../render/table";

@@ -1,11 +1,11 @@
 import { writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { createEngine } from "@icode/workflow-engine";
+import type { CommandContext } from "../command";
 import type { TRAJECTORY_EXPORT, ValuesOf } from "../command-tree";
 import { EXIT } from "../exit-codes";
 import type { CliIo } from "../io";
 import type { CliErrorCode } from "../json/error";
-import type { CommandContext } from "../load-command";
 import { oneLine } from "../render/flatten";
 
 const KNOWN_CODES: readonly string[] = ["session_not_found", "record_invalid", "invalid_id"];

@@ -1,8 +1,8 @@
 import { listWorkflowsFor } from "@icode/workflow-engine";
+import type { CommandContext } from "../command";
 import type { ValuesOf, WORKFLOW_LIST } from "../command-tree";
 import { EXIT } from "../exit-codes";
 import type { WorkflowListJson } from "../json/workflow-list";
-import type { CommandContext } from "../load-command";
 import { oneLine } from "../render/flatten";
 import { renderTable } from "../render/table";
 

@@ -6,6 +6,7 @@ import {
   type RejectedRun,
   type RunReport,
 } from "@icode/workflow-engine";
+import type { CommandContext } from "../command";
 import { helpCommand, shortUsage } from "../command-line/help";
 import type { ParsedCommand } from "../command-line/spec";
 import { nearest } from "../command-line/suggest";
@@ -15,7 +16,6 @@ import { readInputFile } from "../input-file";
 import type { CliIo } from "../io";
 import type { RunFailureJson } from "../json/error";
 import type { RunResultJson } from "../json/run-result";
-import type { CommandContext } from "../load-command";
 import { askOnTerminal } from "../render/ask-terminal";
 import { errorJsonLine } from "../render/error-json";
 import { oneLine } from "../render/flatten";

@@ -1,9 +1,9 @@
 // First: zod settles how it parses before any schema is built (see ../zod-jitless).
 import "../zod-jitless";
 import { validateWorkflowFor } from "@icode/workflow-engine";
+import type { CommandContext } from "../command";
 import type { ValuesOf, WORKFLOW_VALIDATE } from "../command-tree";
 import { EXIT, exitCodeOfSignal, stopSignalOf } from "../exit-codes";
-import type { CommandContext } from "../load-command";
 import { renderValidateText } from "../render/validate-text";
 import { loadTimeoutMs } from "../settings";
 import { warnOn } from "../warnings";

@@ -14,9 +14,6 @@ export interface SettingsFileRead {
   lineOf?: (field: string) => number | null;
 }
 
-/** The only key project settings may set (and only to a value no higher than the user's). */
-const PROJECT_SETTINGS_KEYS = ["llm.retry.max_transient"] as const;
-
 /**
  * Reads a settings file. Dotted keys written flat (`model.profile.active: X`) are read as the nested form
  * (ours); an invalid value is a warning and that key takes its value from the next source.

@@ -146,7 +146,6 @@ export const InlineSkillSchema = z.strictObject({
     .default([])
     .transform((list) => list.filter((r) => r.content !== "")),
 });
-type InlineSkill = z.output<typeof InlineSkillSchema>;
 
 export const SkillsSchema = z.strictObject({
   paths: z.array(z.string().min(1)).default([]),

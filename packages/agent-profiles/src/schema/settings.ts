@@ -22,4 +22,3 @@ export const SettingsFileSchema = z.strictObject({
     .strictObject({ web_search: WebSearchSchema.optional(), web_fetch: WebFetchSchema.optional() })
     .optional(),
 });
-type SettingsFile = z.input<typeof SettingsFileSchema>;

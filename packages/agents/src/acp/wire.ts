@@ -92,7 +92,6 @@ export const PromptAnswerSchema = z.looseObject({
   stopReason: z.string(),
   usage: UsageSchema.nullish(),
 });
-type PromptAnswer = z.infer<typeof PromptAnswerSchema>;
 
 /** Parses an answer, or says what was wrong with it. */
 export function parseAnswer<T>(
