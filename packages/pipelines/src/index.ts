@@ -75,6 +75,17 @@ export {
   type OutputSchema,
   type OutputSchemaProblem,
 } from "./output-schema";
+export {
+  LAUNCH_PERMISSION_MODES,
+  type LaunchPermissionMode,
+  type NodeAttemptRecord,
+  NodeAttemptRecordSchema,
+  type NodeExecutor,
+  type NodeOutcome,
+  type NodeRunEvent,
+  NodeRunEventSchema,
+  type NodeRunRequest,
+} from "./run/executor";
 export { MANAGED_DEFINITION_ID, RUN_ID, USER_DEFINITION_ID } from "./store/ids";
 export { checkRunnable, type Runnable } from "./store/lifecycle";
 export {
