@@ -5,8 +5,7 @@ import type { AGENTS_LIST, MODELS_LIST, ValuesOf } from "../command-tree";
 import { EXIT } from "../exit-codes";
 import type { AgentsListJson, ModelsListJson } from "../json/profiles";
 import { errorJsonLine } from "../render/error-json";
-import { AGENT_COLUMNS, agentRows, MODEL_COLUMNS, modelRows, warningLine } from "../render/profile-tables";
-import { renderTable } from "../render/table";
+import { agentsText, modelsText, warningLine } from "../render/profile-tables";
 
 /**
  * `icode agents [list]` and `icode models [list]` (agent-profiles.md 5). This bundle imports the engine's
@@ -30,10 +29,8 @@ export const command = {
       if (values.json) {
         const output: AgentsListJson = listing;
         io.stdout.write(`${JSON.stringify(output)}\n`);
-      } else if (listing.agents.length === 0) {
-        io.stdout.write("No agent profiles found.\n");
       } else {
-        io.stdout.write(renderTable(AGENT_COLUMNS, agentRows(listing)));
+        io.stdout.write(agentsText(listing));
       }
       return EXIT.ok;
     }
@@ -42,10 +39,8 @@ export const command = {
     if (values.json) {
       const output: ModelsListJson = listing;
       io.stdout.write(`${JSON.stringify(output)}\n`);
-    } else if (listing.models.length === 0) {
-      io.stdout.write("No model profiles found.\n");
     } else {
-      io.stdout.write(renderTable(MODEL_COLUMNS, modelRows(listing)));
+      io.stdout.write(modelsText(listing));
     }
     return EXIT.ok;
   },

@@ -1,6 +1,14 @@
 import { type AgentListing, AgentListingSchema, type ModelListing } from "@icode/workflow-engine";
 import { describe, expect, it } from "vitest";
-import { AGENT_COLUMNS, agentRows, MODEL_COLUMNS, modelRows, warningLine } from "./profile-tables";
+import {
+  AGENT_COLUMNS,
+  agentRows,
+  agentsText,
+  MODEL_COLUMNS,
+  modelRows,
+  modelsText,
+  warningLine,
+} from "./profile-tables";
 
 type Agent = AgentListing["agents"][number];
 type Model = ModelListing["models"][number];
@@ -133,5 +141,23 @@ describe("warning lines", () => {
     ],
   ])("%j", (problem, line) => {
     expect(warningLine(problem)).toBe(line);
+  });
+});
+
+describe("the text of a listing", () => {
+  it("an empty list prints its message", () => {
+    expect(agentsText(agentsOf())).toBe("No agent profiles found.\n");
+    expect(modelsText(modelsOf())).toBe("No model profiles found.\n");
+  });
+
+  it("a list prints the header and one line per profile", () => {
+    expect(agentsText(agentsOf(agent({ name: "A", default: true })))).toBe(
+      "Default  Name  Display Name  ID            Model   Source  Description\n" +
+        "*        A     -             aaaaaaaaaaaa  active  user    -\n",
+    );
+    expect(modelsText(modelsOf(model({ active: true })))).toBe(
+      "Active  ID  Name  Provider  API   Model  Context  Flags\n" +
+        "*       m1  M     openai    chat  gpt    200k     stream\n",
+    );
   });
 });

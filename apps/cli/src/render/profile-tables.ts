@@ -1,5 +1,6 @@
 import { type AgentListing, formatContextTokens, type ModelListing } from "@icode/workflow-engine";
 import { oneLine } from "./flatten";
+import { renderTable } from "./table";
 
 // The text of `icode agents` and `icode models` (agent-profiles.md 5): the cells of each row, the `-` of an
 // empty cell, and the warning line of a load problem. The table layout itself is `renderTable`'s.
@@ -33,6 +34,20 @@ export function modelRows(listing: ModelListing): string[][] {
       [m.stream ? "stream" : "", m.vision ? "vision" : ""].filter((f) => f !== "").join(","),
     ].map(cell),
   );
+}
+
+/** The stdout of `icode agents`: the table, or `No agent profiles found.` when there is none. */
+export function agentsText(listing: AgentListing): string {
+  return listing.agents.length === 0
+    ? "No agent profiles found.\n"
+    : renderTable(AGENT_COLUMNS, agentRows(listing));
+}
+
+/** The stdout of `icode models`: the table, or `No model profiles found.` when there is none. */
+export function modelsText(listing: ModelListing): string {
+  return listing.models.length === 0
+    ? "No model profiles found.\n"
+    : renderTable(MODEL_COLUMNS, modelRows(listing));
 }
 
 type Problem = AgentListing["problems"][number];
