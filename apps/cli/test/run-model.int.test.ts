@@ -123,6 +123,14 @@ describe("icode workflow run --model", () => {
     expect(parseErrorJson(ambiguous, "model_ambiguous").message).toContain("matches 2 model profiles");
   });
 
+  it("a known model passes the start check; the trust hint repeats --model in the command to paste", async () => {
+    const p = agentProject();
+    const r = await icode(p, ["workflow", "run", "review", "--model", "Beta"], ENV);
+    expect(r.exitCode).toBe(1);
+    expect(r.stderr).toContain("[trust_required]");
+    expect(r.stderr).toContain("icode workflow run review --model Beta --trust");
+  });
+
   it("with -s it is a usage error (exit 2): the session keeps the model saved with it", async () => {
     const p = agentProject();
     const first = await runJson(p, "echo", ["--model", "Alpha", "--trust"], ENV);
