@@ -191,7 +191,7 @@ const LISTING_NOTES = (
   empty: string,
 ) => `Text goes to stdout; each problem of a profile or settings file goes to stderr as
   Warning: <file>:<line>: <field>: <message>
-(line and field are left out when unknown). Empty cells show '-'. ${empty}
+(line and field are left out when unknown); with --json problems are only in "problems". Empty cells show '-'. ${empty}
 Exit codes: 0 listed (warnings allowed), 1 the working directory no longer exists, 2 bad arguments.`;
 
 export const AGENTS_LIST = {

@@ -216,7 +216,8 @@ describe("icode agents", () => {
     for (const w of warnings) expect(w).toMatch(/^Warning: /);
     // Problems of model files belong to `icode models`.
     expect(text.stderr).not.toContain(join(p.home, "models"));
-    expect(json.stderr).toBe(text.stderr);
+    // --json puts problems only in `problems`.
+    expect(json.stderr).toBe("");
   });
 
   it("--json: one object and a newline, valid against schemas/agents-list.schema.json, problems only in problems", () => {
@@ -294,7 +295,9 @@ describe("icode agents", () => {
     const listing = parseListing(r.stdout, "agents-list") as { agents: { name: string }[]; default: string };
     expect(listing.agents.map((a) => a.name)).toEqual(["Code", "Explore", "General", "QA"]);
     expect(listing.default).toBe("Code");
-    expect(r.stderr).toMatch(/^Warning: .*settings\.yaml:2: agent\.default_profile: /m);
+    expect(r.stderr).toBe("");
+    const t = await icode(q, ["agents"], { PATH: join(q.dir, "nothing") });
+    expect(t.stderr).toMatch(/^Warning: .*settings\.yaml:2: agent\.default_profile: /m);
   });
 });
 

@@ -25,26 +25,31 @@ export const command = {
     const options = { cwd: io.cwd, env: io.env };
     if (parsed.spec.path[0] === "agents") {
       const listing = await listAgentsFor(options);
-      for (const p of listing.problems) io.stderr.write(`${warningLine(p)}\n`);
       if (values.json) {
         const output: AgentsListJson = listing;
         io.stdout.write(`${JSON.stringify(output)}\n`);
       } else {
+        warn(io, listing.problems);
         io.stdout.write(agentsText(listing));
       }
       return EXIT.ok;
     }
     const listing = await listModelsFor(options);
-    for (const p of listing.problems) io.stderr.write(`${warningLine(p)}\n`);
     if (values.json) {
       const output: ModelsListJson = listing;
       io.stdout.write(`${JSON.stringify(output)}\n`);
     } else {
+      warn(io, listing.problems);
       io.stdout.write(modelsText(listing));
     }
     return EXIT.ok;
   },
 };
+
+/** Text mode: each problem on stderr. `--json` puts problems only in `problems` (agent-profiles.md 5). */
+function warn(io: CommandContext["io"], problems: Parameters<typeof warningLine>[0][]): void {
+  for (const p of problems) io.stderr.write(`${warningLine(p)}\n`);
+}
 
 /** Whether `path` is a directory that still exists (bin.ts passes `$PWD` when the process's one is gone). */
 function isDirectory(path: string): boolean {
