@@ -301,6 +301,51 @@ describe("icode agents", () => {
   });
 });
 
+describe("settings: environment variables, and project settings only when the user enables them", () => {
+  const tree = {
+    ".home/agents/Helper.yaml": "name: Helper\nid: 00000000000a\n",
+    ".home/models/m1.yaml": "name: One\nmodel_id: a\n",
+    ".home/models/m2.yaml": "name: Two\nmodel_id: b\n",
+    ".chrys/settings.yaml": "agent:\n  default_profile: Helper\nmodel:\n  profile:\n    active: m2\n",
+  };
+  const noPresets = (p: Project) => ({ PATH: join(p.dir, "nothing") });
+
+  it("CHRYS_DEFAULT_AGENT and CHRYS_MODEL_PROFILE choose the markers", async () => {
+    const p = project(tree);
+    const env = { ...noPresets(p), CHRYS_DEFAULT_AGENT: "helper", CHRYS_MODEL_PROFILE: "Two" };
+    const agents = parseListing((await icode(p, ["agents", "--json"], env)).stdout, "agents-list");
+    expect(agents["default"]).toBe("Helper");
+    const models = parseListing((await icode(p, ["models", "--json"], env)).stdout, "models-list");
+    expect(models["active"]).toBe("m2");
+  });
+
+  it("without project.config_enabled the project's .chrys/settings.yaml is not read at all", async () => {
+    const p = project(tree);
+    const r = await icode(p, ["agents"], noPresets(p));
+    expect(r.exitCode).toBe(0);
+    expect(r.stderr).toBe("");
+    expect(r.stdout).toMatch(/^\* +Code /m);
+  });
+
+  it("with it, the project may not choose the default agent or model: reported and ignored", async () => {
+    const p = project({ ...tree, ".home/settings.yaml": "project:\n  config_enabled: true\n" });
+    const agents = await icode(p, ["agents"], noPresets(p));
+    expect(agents.stdout).toMatch(/^\* +Code /m);
+    const settings = join(p.dir, ".chrys", "settings.yaml");
+    expect(agents.stderr).toMatch(
+      new RegExp(
+        `^Warning: ${settings}:1: agent: project settings may set only llm\\.retry\\.max_transient`,
+        "m",
+      ),
+    );
+    const models = parseListing((await icode(p, ["models", "--json"], noPresets(p))).stdout, "models-list");
+    expect(models["active"]).toBe("");
+    expect(models["problems"]).toContainEqual(
+      expect.objectContaining({ file: settings, line: 3, field: "model" }),
+    );
+  });
+});
+
 describe("icode models", () => {
   let p: Project;
   let text: Awaited<ReturnType<typeof icode>>;

@@ -56,7 +56,11 @@ function checkModel(values: Values, refuse: Refuse): string | null {
       "--model sets the default model of a new session; a session given with -s keeps the model saved with it (leave out --model, or leave out -s to start a new session)",
     );
   }
-  if (model.trim() === "") throw refuse("--model needs a model profile id or name, got an empty string");
+  if (model.trim() === "") {
+    throw refuse(
+      `--model needs a model profile id or name, got ${model === "" ? "an empty string" : "only spaces"}`,
+    );
+  }
   return model;
 }
 
