@@ -26,6 +26,7 @@ const SOURCES: Record<BundleName, () => Promise<{ command: Command }>> = {
   "trajectory-export": () => import("./commands/trajectory-export"),
   history: () => import("./commands/history"),
   completion: () => import("./commands/completion"),
+  profiles: () => import("./commands/profiles"),
 };
 
 /**

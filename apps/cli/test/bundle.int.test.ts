@@ -24,6 +24,7 @@ describe("the built CLI", () => {
       "trajectory-export",
       "history",
       "completion",
+      "profiles",
     ]) {
       expect(existsSync(join(CLI_DIR, "dist", `${name}.js`))).toBe(true);
     }

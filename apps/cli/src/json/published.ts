@@ -2,6 +2,7 @@ import { ValidateReportSchema } from "@icode/workflow-engine";
 import type { z } from "zod";
 import { CliErrorJsonSchema, RunFailureJsonSchema } from "./error";
 import { RunLogsJsonSchema, RunShowJsonSchema, RunsListJsonSchema, SessionsListJsonSchema } from "./history";
+import { AgentsListJsonSchema, ModelsListJsonSchema } from "./profiles";
 import { RunResultJsonSchema } from "./run-result";
 import { WorkflowListJsonSchema } from "./workflow-list";
 
@@ -19,4 +20,6 @@ export const PUBLISHED_SCHEMAS: Record<string, z.ZodType> = {
   "runs-list": RunsListJsonSchema,
   "run-show": RunShowJsonSchema,
   "run-logs": RunLogsJsonSchema,
+  "agents-list": AgentsListJsonSchema,
+  "models-list": ModelsListJsonSchema,
 };
