@@ -190,7 +190,12 @@ export async function applyCommand(
   } else {
     plan = decision.plan;
     const endAttempts: AttemptEnd[] = [];
-    if (!context.live) {
+    if (!context.live && plan.abort.length > 0) {
+      const open = new Set(
+        (await store.listAttempts(runId))
+          .filter((a) => a.status === "running")
+          .map((a) => `${a.node_id}/${a.attempt}`),
+      );
       for (const nodeId of plan.abort) {
         const node = snapshot.nodes.find((n) => n.node_id === nodeId)!;
         plan.nodes[nodeId] = { state: "canceled" };
@@ -201,7 +206,8 @@ export async function applyCommand(
           to: "canceled",
           reason: "cancel",
         });
-        if (node.attempts > 0) endAttempts.push(interruptedAttempt(nodeId, node.attempts));
+        if (open.has(`${nodeId}/${node.attempts}`))
+          endAttempts.push(interruptedAttempt(nodeId, node.attempts));
       }
       plan.abort = [];
     }

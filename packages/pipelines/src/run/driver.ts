@@ -50,6 +50,12 @@ export interface DriveOptions {
   supervisor?: Supervisor;
   /** Supervisor decisions per run (default 3), counted across drivers through the run's events. */
   supervisionBudget?: number;
+  /**
+   * Return (`stop: "waiting_approval"`, lease released) once nothing runs and nothing can launch because
+   * the run waits at approval gates, instead of waiting for the approval (default false). The run stays
+   * `running`; an `approve_node` through `controlPipelineRun` then says `needsDriver`.
+   */
+  stopAtGates?: boolean;
   /** Aborting it stops the driver: running attempts are interrupted, the lease released, the run left to the next driver. */
   signal?: AbortSignal;
   /** Every event of the run as it is stored, in `seq` order (from the first this driver sees). */
@@ -58,10 +64,10 @@ export interface DriveOptions {
 
 /**
  * Why `drivePipelineRun` returned: `converged` (the run is `succeeded`, `failed` or `canceled`), `paused`,
- * `stopped` (its signal), `lease_lost` (another driver took the run over; nothing more was written),
+ * `waiting_approval` (with `stopAtGates`: only approval gates are left to pass), `stopped` (its signal), `lease_lost` (another driver took the run over; nothing more was written),
  * `lease_held` (another live driver holds the run; nothing was done).
  */
-export type DriveStop = "converged" | "paused" | "stopped" | "lease_lost" | "lease_held";
+export type DriveStop = "converged" | "paused" | "waiting_approval" | "stopped" | "lease_lost" | "lease_held";
 
 export interface DriveResult {
   stop: DriveStop;
@@ -108,6 +114,8 @@ class RunDriver {
   private readonly supervisor: Supervisor;
   private snapshot!: RunSnapshot;
   private ancestors = new Map<string, Set<string>>();
+  /** Where each node is in `snapshot.nodes` (definition order, fixed for the run). */
+  private position = new Map<string, number>();
   private readonly inFlight = new Map<string, InFlight>();
   private readonly completions: Array<{ nodeId: string; attempt: number; outcome: NodeOutcome }> = [];
   private readonly nodeEvents: Array<{ nodeId: string; attempt: number; event: NodeRunEvent }> = [];
@@ -149,7 +157,11 @@ class RunDriver {
     try {
       return await this.run(lease.lease, lease.took_over);
     } catch (error) {
-      if (error instanceof LeaseLost) return { stop: "lease_lost", ...(await this.read()), heldBy: null };
+      if (error instanceof LeaseLost) {
+        this.abortAll();
+        await this.settle();
+        return { stop: "lease_lost", ...(await this.read()), heldBy: null };
+      }
       this.abortAll();
       await this.settle();
       throw error;
@@ -183,6 +195,7 @@ class RunDriver {
 
     this.snapshot = await this.read();
     this.ancestors = ancestorsOf(this.snapshot.run.definition);
+    this.position = new Map(this.snapshot.nodes.map((n, i) => [n.node_id, i]));
 
     // Continue from the store: this driver runs nothing yet, so a node launching or running belongs to a
     // driver that died (or this owner's previous process): its attempt ended, a new one follows.
@@ -191,6 +204,11 @@ class RunDriver {
     ];
     const nodes: Record<string, NodePatch> = {};
     const endAttempts: AttemptEnd[] = [];
+    const open = new Set(
+      (await this.store.listAttempts(this.runId))
+        .filter((a) => a.status === "running")
+        .map((a) => `${a.node_id}/${a.attempt}`),
+    );
     for (const node of this.snapshot.nodes) {
       if (node.state !== "launching" && node.state !== "running") continue;
       nodes[node.node_id] = { state: "ready" };
@@ -201,7 +219,7 @@ class RunDriver {
         to: "ready",
         reason: "driver lost",
       });
-      if (node.attempts > 0) {
+      if (open.has(`${node.node_id}/${node.attempts}`)) {
         endAttempts.push(interruptedAttempt(node.node_id, node.attempts));
         start.push({
           type: "attempt_ended",
@@ -234,7 +252,11 @@ class RunDriver {
             ? "converged"
             : state === "paused"
               ? "paused"
-              : null;
+              : this.options.stopAtGates === true &&
+                  state === "running" &&
+                  this.snapshot.nodes.some((n) => n.state === "waiting_approval")
+                ? "waiting_approval"
+                : null;
         if (reason !== null) {
           const events: PipelineEvent[] = [];
           // Supervision this run turned on ends once the run has converged.
@@ -320,7 +342,7 @@ class RunDriver {
   }
 
   private node(nodeId: string): RunNode {
-    return this.snapshot.nodes.find((n) => n.node_id === nodeId)!;
+    return this.snapshot.nodes[this.position.get(nodeId)!]!;
   }
 
   // ---- commands ----------------------------------------------------------------------------------------
