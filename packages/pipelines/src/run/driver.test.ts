@@ -1,4 +1,4 @@
-import { readFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { node, type RunFixture, runFixture } from "../../test/run-helpers";
@@ -91,6 +91,26 @@ describe("drivePipelineRun: a run from start to end", () => {
       session_ref: "session-b-1",
     });
     expect(await f().store.getLease(f().runId)).toBeNull();
+  });
+
+  it("repairs a torn last line of events.jsonl and brings the mirror up to the store", async () => {
+    fx = await runFixture({ name: "Torn", nodes: [node("a"), node("b", ["a"])] });
+    const executor = new ScriptedExecutor({
+      a: { outcomes: [{ status: "failed" }, { status: "succeeded" }] },
+    });
+    expect((await f().drive(executor)).stop).toBe("paused");
+    const file = join(f().runDir, "events.jsonl");
+    const whole = await readFile(file, "utf8");
+    const lines = whole.trim().split("\n");
+    // A killed driver left half a line, and the mirror misses the last three events.
+    await writeFile(file, `${lines.slice(0, -3).join("\n")}\n{"run_id":"${f().runId}","seq":`);
+    await control({ action: "retry_node", node_id: "a" });
+    expect((await f().drive(executor)).run.state).toBe("succeeded");
+    const mirrored = (await readFile(file, "utf8"))
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    expect(mirrored).toEqual(await f().store.listEvents(f().runId));
   });
 
   it("replays events from any seq", async () => {
@@ -288,6 +308,15 @@ describe("control while a driver runs (a second store handle on the same file)",
     const other = f().openStore();
     while ((await other.getRunNodes(f().runId)).find((n) => n.node_id === "g")!.state !== "waiting_approval")
       await sleep(5);
+    // A refusal comes from the live driver too, through the same table.
+    expect(await control({ action: "approve_node", node_id: "a" }, other)).toMatchObject({
+      via: "driver",
+      result: {
+        ok: false,
+        code: "pipeline_action_not_allowed",
+        message: expect.stringContaining("while it is succeeded"),
+      },
+    });
     expect(await control({ action: "cancel" }, other)).toMatchObject({ result: { ok: true }, via: "driver" });
     const result = await driving;
     expect(result).toMatchObject({ stop: "converged", run: { state: "canceled" } });
@@ -339,6 +368,14 @@ describe("approval gates are never passed without an approval", () => {
     await control({ action: "retry_node", node_id: "a" });
     expect((await driveToGate()).stop).toBe("stopped");
     expect(await f().states()).toEqual({ a: "succeeded", g: "waiting_approval" });
+    // Pause and resume: the gate still waits.
+    expect(await control({ action: "pause" })).toMatchObject({
+      result: { ok: true },
+      run: { state: "paused" },
+    });
+    expect(await control({ action: "resume" })).toMatchObject({ result: { ok: true }, needsDriver: true });
+    expect((await f().drive(executor, { stopAtGates: true })).stop).toBe("waiting_approval");
+    expect(executor.callsOf("g")).toHaveLength(0);
     // A new driver: the gate still waits.
     const stop = new AbortController();
     setTimeout(() => stop.abort(), 60);
