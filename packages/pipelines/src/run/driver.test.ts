@@ -133,6 +133,22 @@ describe("drivePipelineRun: a run from start to end", () => {
     expect(executor.maxInFlight).toBe(3);
   });
 
+  it("drives 200 nodes in 20 layers of 10 (the issue's bench shape) with 10 launches at once", async () => {
+    const nodes = Array.from({ length: 200 }, (_, i) => {
+      const layer = Math.floor(i / 10);
+      return node(
+        `n${i}`,
+        layer === 0 ? [] : Array.from({ length: 10 }, (_, k) => `n${(layer - 1) * 10 + k}`),
+      );
+    });
+    fx = await runFixture({ name: "Bench", nodes });
+    const executor = new ScriptedExecutor({}, { delayMs: 5 });
+    const result = await f().drive(executor);
+    expect(result.run.state).toBe("succeeded");
+    expect(executor.calls).toHaveLength(200);
+    expect(executor.maxInFlight).toBe(10);
+  }, 30_000);
+
   it("records a rejecting executor as a failed node (pipeline_executor_failed)", async () => {
     fx = await runFixture({ name: "One", nodes: [node("a")], failure_policy: "fail_fast" });
     const broken: NodeExecutor = {

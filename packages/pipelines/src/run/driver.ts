@@ -168,6 +168,8 @@ class RunDriver {
     } finally {
       clearInterval(renew);
       this.options.signal?.removeEventListener("abort", onAbort);
+      // No record write outlives the driver (a failure was reported by the flush that converged, if any).
+      await this.records.flush().catch(() => {});
     }
   }
 
@@ -263,8 +265,14 @@ class RunDriver {
           if (reason === "converged" && this.supervisionOn) events.push({ type: "supervision", on: false });
           events.push({ type: "driver_stopped", owner: this.owner, reason });
           await this.write({ events });
-          await this.records.flush();
+          // The run is in the store whatever the disk did: release it, then report a failed record write.
+          const flushed = this.records.flush().then(
+            () => null,
+            (error: unknown) => error,
+          );
           await this.store.releaseLease(this.runId, this.owner);
+          const recordFailure = await flushed;
+          if (recordFailure !== null) throw recordFailure;
           return { stop: reason, run: this.snapshot.run, nodes: [...this.snapshot.nodes], heldBy: null };
         }
       }
@@ -295,7 +303,7 @@ class RunDriver {
     const fresh = await this.store.listEvents(this.runId, { fromSeq: this.lastSeq + 1 });
     if (fresh.length === 0) return;
     this.lastSeq = fresh.at(-1)!.seq;
-    await this.records.appendEvents(fresh);
+    this.records.appendEvents(fresh);
     for (const event of fresh) this.options.onEvent?.(event);
   }
 
@@ -481,7 +489,7 @@ class RunDriver {
   }
 
   private async launch(def: PipelineNode, attempt: number, prompt: string): Promise<void> {
-    await this.records.writePrompt(def.id, attempt, prompt);
+    this.records.writePrompt(def.id, attempt, prompt);
     const controller = new AbortController();
     const reuseSession = def.reuse_session_of === null ? null : this.node(def.reuse_session_of).session_ref;
     const finish = (outcome: NodeOutcome) => {
@@ -542,13 +550,18 @@ class RunDriver {
     if (events.length > 0) await this.write({ nodes, events });
   }
 
+  /** Records every attempt that ended since the last step in one write, then lets the supervisor see the failures. */
   private async drainCompletions(): Promise<void> {
-    while (this.completions.length > 0) {
-      if (this.lost) return;
-      const { nodeId, attempt, outcome } = this.completions.shift()!;
+    if (this.completions.length === 0 || this.lost) return;
+    const batch = this.completions.splice(0);
+    const nodes: Record<string, NodePatch> = {};
+    const endAttempts: AttemptEnd[] = [];
+    const events: PipelineEvent[] = [];
+    const failures: Array<{ nodeId: string; end: AttemptEnd; transient: boolean }> = [];
+    for (const { nodeId, attempt, outcome } of batch) {
       const flight = this.inFlight.get(nodeId);
-      this.inFlight.delete(nodeId);
       if (flight === undefined || flight.attempt !== attempt) continue;
+      this.inFlight.delete(nodeId);
       const node = this.node(nodeId);
       const interrupted = this.stopping && outcome.status === "canceled" && !flight.canceled;
       const end: AttemptEnd = interrupted
@@ -560,41 +573,36 @@ class RunDriver {
             usage: outcome.usage === null ? null : { ...outcome.usage },
           }
         : attemptEnd(nodeId, attempt, outcome, flight.canceled);
-      const to: NodeState =
-        end.status === "interrupted"
-          ? "ready"
-          : end.status === "succeeded"
-            ? "succeeded"
-            : end.status === "blocked"
-              ? "blocked"
-              : end.status === "canceled"
-                ? "canceled"
-                : "failed";
-      const patch: NodePatch = {
+      const to = NODE_STATE_AFTER[end.status];
+      nodes[nodeId] = {
         state: to,
         session_ref: end.session_ref ?? node.session_ref,
         handoff: to === "succeeded" || to === "blocked" ? end.handoff : null,
         error: end.error,
       };
-      await this.write({
-        nodes: { [nodeId]: patch },
-        endAttempts: [end],
-        events: [
-          { type: "attempt_ended", node_id: nodeId, attempt, status: end.status, error: end.error },
-          {
-            type: "node_state",
-            node_id: nodeId,
-            from: node.state,
-            to,
-            reason: end.status === "interrupted" ? "driver stopped" : `attempt ${end.status}`,
-          },
-        ],
-      });
-      await this.records.writeOutcome(end);
+      endAttempts.push(end);
+      events.push(
+        { type: "attempt_ended", node_id: nodeId, attempt, status: end.status, error: end.error },
+        {
+          type: "node_state",
+          node_id: nodeId,
+          from: node.state,
+          to,
+          reason: end.status === "interrupted" ? "driver stopped" : `attempt ${end.status}`,
+        },
+      );
       if ((to === "failed" || to === "blocked") && !this.stopping) {
-        await this.supervise(nodeId, end, outcome.status === "failed" && outcome.error.transient === true);
+        failures.push({
+          nodeId,
+          end,
+          transient: outcome.status === "failed" && outcome.error.transient === true,
+        });
       }
     }
+    if (events.length === 0) return;
+    await this.write({ nodes, endAttempts, events });
+    for (const end of endAttempts) this.records.writeOutcome(end);
+    for (const failure of failures) await this.supervise(failure.nodeId, failure.end, failure.transient);
   }
 
   /** `auto_supervise`: the supervisor decides about a failed or blocked node before the failure policy applies. */
@@ -651,6 +659,15 @@ class RunDriver {
     });
   }
 }
+
+/** The node state an attempt's end leaves its node in (`interrupted`: launched again by this or the next driver). */
+const NODE_STATE_AFTER: Readonly<Record<AttemptEnd["status"], NodeState>> = {
+  succeeded: "succeeded",
+  blocked: "blocked",
+  failed: "failed",
+  canceled: "canceled",
+  interrupted: "ready",
+};
 
 function executorFailure(error: unknown): NodeOutcome {
   return {
