@@ -175,6 +175,21 @@ export async function applyCommand(
 ): Promise<{ result: CommandResult; plan: ControlPlan | null; snapshot: RunSnapshot }> {
   const { store, owner } = context;
   const runId = stored.run_id;
+  // A command taken again after its driver died between applying it and completing it: answer as it was
+  // answered then (its event says), rather than applying it twice or refusing what was done.
+  const earlier = (await store.listEvents(runId)).find(
+    ({ event }) =>
+      (event.type === "command_applied" || event.type === "command_refused") &&
+      event.command_id === stored.command_id,
+  )?.event;
+  if (earlier?.type === "command_applied" || earlier?.type === "command_refused") {
+    const again: CommandResult =
+      earlier.type === "command_applied"
+        ? { ok: true }
+        : { ok: false, code: earlier.code, message: earlier.message };
+    await store.completeCommand(runId, stored.command_id, owner, again);
+    return { result: again, plan: null, snapshot };
+  }
   const decision = planControl(stored.command, snapshot);
   let result: CommandResult;
   let plan: ControlPlan | null = null;

@@ -358,6 +358,47 @@ describe("control while a driver runs (a second store handle on the same file)",
   });
 });
 
+describe("control edge cases", () => {
+  it("times out (pipeline_control_timeout) when the lease holder does not answer; the command stays queued", async () => {
+    fx = await runFixture({ name: "Ghost", nodes: [node("a")] });
+    await f().store.acquireLease(f().runId, "ghost", 60_000);
+    await expect(
+      controlPipelineRun(
+        f().store,
+        f().runId,
+        { action: "pause" },
+        { owner: "cli", timeoutMs: 80, pollIntervalMs: 10 },
+      ),
+    ).rejects.toMatchObject({ code: "pipeline_control_timeout", message: expect.stringContaining("ghost") });
+    expect((await f().store.listCommands(f().runId)).map((c) => c.state)).toEqual(["queued"]);
+  });
+
+  it("a command applied by a driver that died before completing it is answered as applied, not applied twice", async () => {
+    fx = await runFixture({ name: "Twice", nodes: [node("a")] });
+    const { store, runId } = f();
+    const sent = await store.enqueueCommand(runId, { action: "pause" });
+    await store.acquireLease(runId, "dead", 50);
+    const [taken] = await store.takeCommands(runId, "dead");
+    await store.updateRun(runId, "dead", {
+      run: { state: "paused" },
+      events: [
+        { type: "run_state", from: "pending", to: "paused", reason: "pause" },
+        { type: "command_applied", command_id: taken!.command_id, command: taken!.command },
+      ],
+    });
+    await sleep(60);
+    const result = await f().drive(new ScriptedExecutor());
+    expect(result).toMatchObject({ stop: "paused", run: { state: "paused" } });
+    expect(await store.getCommand(runId, sent.command_id)).toMatchObject({
+      state: "done",
+      result: { ok: true },
+    });
+    const events = (await store.listEvents(runId)).map((e) => e.event.type);
+    expect(events.filter((t) => t === "command_applied")).toHaveLength(1);
+    expect(events).not.toContain("command_refused");
+  });
+});
+
 describe("approval gates are never passed without an approval", () => {
   it("not by a new driver, a retry of the upstream, nor a retry of the gate itself", async () => {
     fx = await runFixture({
