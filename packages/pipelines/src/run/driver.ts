@@ -433,7 +433,7 @@ class RunDriver {
         setNode(node.node_id, "canceled", `failure policy ${policy}`);
       }
     }
-    // Readiness and gates, in definition order (dependencies come first, so one pass reaches a fixed point).
+    // Readiness and gates. Readiness needs succeeded dependencies, which no step changes, so one pass is enough.
     for (const def of run.definition.nodes) {
       if (states.get(def.id) === "pending" && def.depends_on.every((d) => states.get(d) === "succeeded")) {
         setNode(def.id, "ready", "dependencies succeeded");
