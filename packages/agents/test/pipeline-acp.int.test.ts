@@ -1,6 +1,6 @@
-import { existsSync, readFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { receivedPrompts } from "@icode/acp-agent-double";
+import { AGENT_BIN, receivedPrompts } from "@icode/acp-agent-double";
 import type { NodeOutcome } from "@icode/pipelines";
 import { execa } from "execa";
 import { afterEach, describe, expect, it } from "vitest";
@@ -336,5 +336,145 @@ describe("a pipeline node's isolate on a real git repository", () => {
     expect(expectStatus(outB, "succeeded").handoff).toEqual({ summary: "b", artifacts: ["icode/run-1/b"] });
     expect(existsSync(join(s.runDir, "nodes", "a", "worktree"))).toBe(false);
     expect(existsSync(join(s.runDir, "nodes", "b", "worktree"))).toBe(true);
+  });
+});
+
+describe("a pipeline node's permissions, effort and runtime on ACP", () => {
+  const ASKS = {
+    turns: [
+      {
+        steps: [
+          {
+            toolCall: {
+              id: "sh",
+              title: "rm -rf build",
+              kind: "execute" as const,
+              rawInput: { command: "rm -rf build" },
+            },
+          },
+          {
+            permission: { title: "rm -rf build", kind: "execute" as const },
+            onAllowed: [{ submitHandoff: { summary: "allowed" } }],
+            onRejected: [{ submitHandoff: { summary: "rejected" } }],
+          },
+        ],
+      },
+    ],
+  };
+
+  // [launch gear, permission_mode, skip_permissions, approve callback answer, handoff summary]
+  const rows = [
+    ["yolo", null, null, null, "allowed"],
+    ["bounded", null, null, null, "rejected"],
+    ["bounded", null, true, null, "allowed"],
+    ["yolo", "bounded", null, null, "rejected"],
+    ["yolo", "bounded", null, "allow", "allowed"],
+    ["bounded", null, false, "reject", "rejected"],
+  ] as const;
+  it.each(rows)(
+    "launch %s, permission_mode %s, skip_permissions %s, callback %s → %s",
+    async (launch, mode, skip, answer, summary) => {
+      const double = acpDouble(ASKS);
+      const config = await configWith([double.profile], double.home, double.launch);
+      const asked: string[] = [];
+      const executor = createPipelineNodeExecutor({
+        config,
+        chrysHome: double.home,
+        homeDir: double.home,
+        acp: { graceMs: 500 },
+        ...(answer === null
+          ? {}
+          : {
+              approve: async (r) => {
+                asked.push(r.title);
+                return answer;
+              },
+            }),
+      });
+      executors.push(executor);
+      const { request } = nodeRequest(
+        double,
+        { id: "perm", permission_mode: mode, skip_permissions: skip },
+        { launchPermissionMode: launch },
+      );
+      const outcome = expectStatus(
+        await executor.runNode(request, new AbortController().signal),
+        "succeeded",
+      );
+      expect(outcome.handoff).toEqual({ summary });
+      expect(asked).toEqual(answer === null ? [] : ["rm -rf build"]);
+    },
+  );
+
+  const THINKING = {
+    configOptions: [
+      {
+        id: "thinking",
+        name: "Thinking",
+        category: "thought_level",
+        currentValue: "low",
+        options: [
+          { value: "low", name: "Low" },
+          { value: "high", name: "High" },
+        ],
+      },
+    ],
+    turns: [{ steps: [{ echoSession: true as const }, { submitHandoff: { summary: "ok" } }] }],
+  };
+
+  it("sets effort through the session's thought_level option", async () => {
+    const s = await setup(THINKING);
+    const { request, events } = nodeRequest(s, { id: "e", effort: "high" });
+    expectStatus(await s.executor.runNode(request, new AbortController().signal), "succeeded");
+    const set = s.entries().filter((e) => e.event === "request" && e.method === "session/set_config_option");
+    expect(set).toMatchObject([{ configId: "thinking", value: "high" }]);
+    expect(events.some((e) => e.type === "activity" && e.activity.kind === "warning")).toBe(false);
+  });
+
+  it("warns acp_effort_unsupported when the option lacks the value or there is no such option", async () => {
+    const s = await setup(THINKING);
+    const { request, events } = nodeRequest(s, { id: "e", effort: "max" });
+    expectStatus(await s.executor.runNode(request, new AbortController().signal), "succeeded");
+    const warnings = events.flatMap((e) =>
+      e.type === "activity" && e.activity.kind === "warning" ? [e.activity] : [],
+    );
+    expect(warnings).toEqual([expect.objectContaining({ code: "acp_effort_unsupported" })]);
+    expect(warnings[0]!.message).toContain("low, high");
+    expect(s.entries().some((e) => e.event === "request" && e.method === "session/set_config_option")).toBe(
+      false,
+    );
+
+    const plain = await setup({ turns: [{ steps: [{ submitHandoff: { summary: "ok" } }] }] });
+    const other = nodeRequest(plain, { id: "e", effort: "low", skills: ["review"] });
+    expectStatus(await plain.executor.runNode(other.request, new AbortController().signal), "succeeded");
+    const codes = other.events.flatMap((e) =>
+      e.type === "activity" && e.activity.kind === "warning" ? [e.activity.code] : [],
+    );
+    expect(codes.sort()).toEqual(["acp_effort_unsupported", "pipeline_node_skills_not_applied"]);
+  });
+
+  it("runs runtime claude-code on the Claude preset's command found on PATH", async () => {
+    const double = acpDouble({ turns: [{ steps: [{ submitHandoff: { summary: "via the preset" } }] }] });
+    const bin = join(double.dir, "bin");
+    mkdirSync(bin);
+    const script = join(double.dir, "script.json");
+    const shim = join(bin, "claude-agent-acp");
+    writeFileSync(
+      shim,
+      `#!/bin/sh\nACP_DOUBLE_LOG=${JSON.stringify(double.log)} exec ${JSON.stringify(process.execPath)} ${JSON.stringify(AGENT_BIN)} --script ${JSON.stringify(script)} "$@"\n`,
+    );
+    chmodSync(shim, 0o755);
+    // The default agent is a native profile: runtime claude-code does not use it.
+    const config = await configWith([], double.home, double.launch);
+    const executor = createPipelineNodeExecutor({ config, chrysHome: double.home, homeDir: double.home });
+    executors.push(executor);
+    const { request } = nodeRequest(
+      double,
+      { id: "cc", runtime: "claude-code" },
+      { env: { PATH: `${bin}:${process.env["PATH"]}`, HOME: double.home } },
+    );
+    const outcome = expectStatus(await executor.runNode(request, new AbortController().signal), "succeeded");
+    expect(outcome.handoff).toEqual({ summary: "via the preset" });
+    expect(agentPids(double.entries())).toHaveLength(1);
   });
 });

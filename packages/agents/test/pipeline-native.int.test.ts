@@ -199,7 +199,7 @@ describe.each(WIRES)("a pipeline node on the native loop (%s wire)", (wire) => {
   });
 
   it("maps effort onto the provider's reasoning options", async () => {
-    const e = await env(wire);
+    const e = await env(wire, { max_output_tokens: 20000 });
     provider.script(e.route, [finalJson({ summary: "x" })]);
     const { request } = nodeRequest(e.where, { id: "think", model: "m", effort: "medium" });
     expectStatus(await e.executor.runNode(request, new AbortController().signal), "succeeded");

@@ -102,6 +102,15 @@ function runtimeProfile(config: AgentConfig, node: PipelineNode): AgentProfile {
   return { ...base, approval: lender.approval };
 }
 
+/** Anthropic extended-thinking budgets by effort (capped below the model profile's `max_output_tokens`). */
+export const ANTHROPIC_THINKING_BUDGETS: Readonly<Record<string, number>> = {
+  low: 1024,
+  medium: 4096,
+  high: 16_000,
+  xhigh: 32_000,
+  max: 64_000,
+};
+
 /**
  * Effort on the native loop, as request fields merged into the model profile's `chat_options`: OpenAI-style
  * providers take `reasoning_effort` (`xhigh` and `max` → `high`; the Responses API: `reasoning.effort`),
@@ -110,15 +119,12 @@ function runtimeProfile(config: AgentConfig, node: PipelineNode): AgentProfile {
 export function nativeEffortOptions(model: ModelProfile, effort: string): Record<string, unknown> | null {
   const level = effort === "low" || effort === "medium" ? effort : "high";
   if (model.provider === "anthropic") {
-    const budgets: Record<string, number> = {
-      low: 1024,
-      medium: 4096,
-      high: 16_000,
-      xhigh: 32_000,
-      max: 64_000,
-    };
-    const budget = budgets[effort];
-    return budget === undefined ? null : { thinking: { type: "enabled", budget_tokens: budget } };
+    const wanted = ANTHROPIC_THINKING_BUDGETS[effort];
+    // The budget must stay below the reply's token cap, and Anthropic's least budget is 1024.
+    const budget = wanted === undefined ? undefined : Math.min(wanted, model.max_output_tokens - 1);
+    return budget === undefined || budget < 1024
+      ? null
+      : { thinking: { type: "enabled", budget_tokens: budget } };
   }
   if (model.api_style === "responses") return { reasoning: { effort: level } };
   if (
