@@ -294,6 +294,19 @@ describe("a pipeline node's isolate on a real git repository", () => {
     expect((await git("status", "--porcelain")).stdout).toBe("");
   });
 
+  it("keeps what a crashed attempt changed, committed on its branch", async () => {
+    const s = await setup({
+      turns: [{ steps: [{ writeFile: { path: "half.txt", content: "half done\n" } }, { crash: 1 }] }],
+    });
+    const git = await repo(s.launch);
+    const { request } = nodeRequest(s, { id: "crashy", isolate: true });
+    const outcome = expectStatus(await s.executor.runNode(request, new AbortController().signal), "failed");
+    expect(outcome.error.code).toBe("acp_connection_lost");
+    const show = await git("show", "--name-only", "--format=%s", "icode/run-1/crashy");
+    expect(show.stdout).toContain("icode: node crashy, attempt 1 of run run-1 (failed)");
+    expect(show.stdout).toContain("half.txt");
+  });
+
   it("does not isolate a lone node by default, and refuses isolate: true outside a repository", async () => {
     const s = await setup({ turns: [{ steps: [{ submitHandoff: { summary: "ok" } }] }] });
     const plain = nodeRequest(s, { id: "plain", isolate: true });

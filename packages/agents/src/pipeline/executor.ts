@@ -321,6 +321,15 @@ export function createPipelineNodeExecutor(options: PipelineNodeExecutorOptions)
               };
       }
       finishTranscript(canceled ? "canceled" : failure.code);
+      const tree = session?.setup.worktree ?? null;
+      if (tree !== null) {
+        // What a failed or canceled attempt changed is kept on its branch too (best effort: the attempt
+        // has failed already).
+        await commitWorktree(
+          tree,
+          `icode: node ${node.id}, attempt ${request.attempt} of run ${request.runId} (${canceled ? "canceled" : "failed"})`,
+        ).catch(() => []);
+      }
       if (session !== null) {
         // A session whose attempt failed or was canceled is not continued: its turn ended half-way.
         sessions.delete(session.ref);
