@@ -1,6 +1,6 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { AGENT_BIN, receivedPrompts } from "@icode/acp-agent-double";
+import { AGENT_BIN, handoffScript, receivedPrompts } from "@icode/acp-agent-double";
 import type { NodeOutcome } from "@icode/pipelines";
 import { execa } from "execa";
 import { afterEach, describe, expect, it } from "vitest";
@@ -489,5 +489,34 @@ describe("a pipeline node's permissions, effort and runtime on ACP", () => {
     const outcome = expectStatus(await executor.runNode(request, new AbortController().signal), "succeeded");
     expect(outcome.handoff).toEqual({ summary: "via the preset" });
     expect(agentPids(double.entries())).toHaveLength(1);
+  });
+});
+
+describe("each handoff behaviour of the scripted worker (handoffScript)", () => {
+  // [behaviour, status, corrections, prompts the session got]
+  const rows = [
+    ["valid", "succeeded", 0, 1],
+    ["corrected", "succeeded", 1, 2],
+    ["never_corrected", "blocked", 2, 3],
+    ["blocked", "blocked", 0, 1],
+    ["crash", "failed", 0, 1],
+    ["final_json", "succeeded", 0, 1],
+  ] as const;
+  it.each(rows)("%s → %s after %i correction(s)", async (behaviour, status, corrections, prompts) => {
+    const s = await setup(handoffScript(behaviour, { echoTurn: true, handoff: { summary: "the work" } }));
+    const { request, events } = nodeRequest(s, { id: behaviour.replace("_", "-") });
+    const outcome = await s.executor.runNode(request, new AbortController().signal);
+    expect(outcome.status).toBe(status);
+    expect(outcome.corrections).toBe(corrections);
+    expect(events.filter((e) => e.type === "correction")).toHaveLength(corrections);
+    expect(receivedPrompts(s.entries())).toHaveLength(prompts);
+    if (outcome.status === "succeeded") expect(outcome.handoff).toEqual({ summary: "the work" });
+    if (outcome.status === "failed") expect(outcome.error.code).toBe("acp_connection_lost");
+    // The per-session counter the worker echoes: one session, counting each prompt.
+    const echoed = events
+      .flatMap((e) => (e.type === "activity" && e.activity.kind === "text" ? [e.activity.text] : []))
+      .filter((t) => t.startsWith('{"sessionId"'))
+      .map((t) => JSON.parse(t) as { turn: number });
+    expect(echoed.map((e) => e.turn)).toEqual([...Array(prompts).keys()]);
   });
 });

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import {
   finalJson,
   hang,
+  invalidKey,
   type ProviderDouble,
   type RecordedRequest,
   reportBlocked,
@@ -225,5 +226,52 @@ describe("pipeline node resolution failures", () => {
     const noCwd = expectStatus(await e.executor.runNode(c.request, new AbortController().signal), "failed");
     expect(noCwd.error.code).toBe("pipeline_node_cwd_invalid");
     expect(e.requests()).toHaveLength(0);
+  });
+});
+
+describe("each handoff behaviour on the native loop (provider double scripts)", () => {
+  // [behaviour, replies, status, corrections, model requests]
+  const rows = [
+    ["valid", () => [submitHandoff({ summary: "w" }), text("ok")], "succeeded", 0, 2],
+    [
+      "corrected",
+      () => [submitHandoff({ summary: 1 }), text("ok"), submitHandoff({ summary: "w" }), text("ok")],
+      "succeeded",
+      1,
+      4,
+    ],
+    [
+      "never_corrected",
+      () => [finalJson({ no: 1 }), finalJson({ no: 2 }), finalJson({ no: 3 })],
+      "blocked",
+      2,
+      3,
+    ],
+    ["blocked", () => [reportBlocked("stuck"), text("ok")], "blocked", 0, 2],
+    ["crash", () => [invalidKey()], "failed", 0, 1],
+    ["final_json", () => [finalJson({ summary: "w" })], "succeeded", 0, 1],
+  ] as const;
+  it.each(rows)("%s", async (_name, replies, status, corrections, requests) => {
+    const e = await env("openai");
+    provider.script(e.route, [...replies()]);
+    const { request } = nodeRequest(e.where, { id: "n", model: "m" });
+    const outcome = await e.executor.runNode(request, new AbortController().signal);
+    expect(outcome.status).toBe(status);
+    expect(outcome.corrections).toBe(corrections);
+    expect(e.requests()).toHaveLength(requests);
+    if (outcome.status === "succeeded") expect(outcome.handoff).toEqual({ summary: "w" });
+    if (outcome.status === "failed") expect(outcome.error.code).toBe("model_auth_failed");
+  });
+
+  it("warns pipeline_node_effort_unsupported when the model leaves no room for a thinking budget", async () => {
+    const e = await env("anthropic", { max_output_tokens: 1000 });
+    provider.script(e.route, [finalJson({ summary: "x" })]);
+    const { request, events } = nodeRequest(e.where, { id: "t", model: "m", effort: "low" });
+    expect((await e.executor.runNode(request, new AbortController().signal)).status).toBe("succeeded");
+    const codes = events.flatMap((x) =>
+      x.type === "activity" && x.activity.kind === "warning" ? [x.activity.code] : [],
+    );
+    expect(codes).toEqual(["pipeline_node_effort_unsupported"]);
+    expect((e.requests()[0]!.body as Record<string, unknown>)["thinking"]).toBeUndefined();
   });
 });
