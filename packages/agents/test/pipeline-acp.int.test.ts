@@ -294,6 +294,41 @@ describe("a pipeline node's isolate on a real git repository", () => {
     expect((await git("status", "--porcelain")).stdout).toBe("");
   });
 
+  it("adds artifacts to a custom handoff that has none, and leaves a non-list artifacts alone with a warning", async () => {
+    const schema = {
+      type: "object" as const,
+      properties: { summary: { type: "string" as const }, artifacts: { type: "string" as const } },
+      required: ["summary"],
+    };
+    const s = await setup({
+      turns: [
+        {
+          when: { promptIncludes: "Task of none." },
+          steps: [{ writeFile: { path: "n.txt", content: "n" } }, { submitHandoff: { summary: "none" } }],
+        },
+        {
+          when: { promptIncludes: "Task of text." },
+          steps: [
+            { writeFile: { path: "t.txt", content: "t" } },
+            { submitHandoff: { summary: "text", artifacts: "one file" } },
+          ],
+        },
+        { steps: [{ message: "?" }] },
+      ],
+    });
+    await repo(s.launch);
+    const none = nodeRequest(s, { id: "none", isolate: true }, { outputSchema: schema });
+    const a = expectStatus(await s.executor.runNode(none.request, new AbortController().signal), "succeeded");
+    expect(a.handoff).toEqual({ summary: "none", artifacts: ["icode/run-1/none", "n.txt"] });
+    const text = nodeRequest(s, { id: "text", isolate: true }, { outputSchema: schema });
+    const b = expectStatus(await s.executor.runNode(text.request, new AbortController().signal), "succeeded");
+    expect(b.handoff).toEqual({ summary: "text", artifacts: "one file" });
+    const codes = text.events.flatMap((e) =>
+      e.type === "activity" && e.activity.kind === "warning" ? [e.activity.code] : [],
+    );
+    expect(codes).toEqual(["pipeline_node_artifacts_not_listed"]);
+  });
+
   it("keeps what a crashed attempt changed, committed on its branch", async () => {
     const s = await setup({
       turns: [{ steps: [{ writeFile: { path: "half.txt", content: "half done\n" } }, { crash: 1 }] }],

@@ -18,10 +18,10 @@ import {
 } from "./session";
 
 /** The name of the engine's handoff MCP server in `session/new`. */
-export const HANDOFF_SERVER_NAME = "icode_handoff";
+const HANDOFF_SERVER_NAME = "icode_handoff";
 
 /** The handoff server script: `dist/pipeline/handoff-server.js` beside the built module, or the package's dist. */
-export function handoffServerScript(): string {
+function handoffServerScript(): string {
   const here = dirname(fileURLToPath(import.meta.url));
   const candidates = [
     join(here, "handoff-server.js"),

@@ -29,12 +29,15 @@ export type PipelineNodeErrorCode = z.infer<typeof PipelineNodeErrorCodeSchema>;
  * - `pipeline_node_effort_unsupported`: `effort` has no mapping on this native provider;
  * - `pipeline_node_skills_not_applied`: `skills` were given to an ACP runtime, which loads skills its own way;
  * - `pipeline_node_session_kept_settings`: a continued session keeps the runtime, profile, model and
- *   directory it was started with, and the node asked for others.
+ *   directory it was started with, and the node asked for others;
+ * - `pipeline_node_artifacts_not_listed`: an isolated node's handoff has an `artifacts` that is not a list
+ *   (a custom schema), so its branch and changed files are not appended.
  */
 export const PIPELINE_NODE_WARNING_CODES = [
   "pipeline_node_effort_unsupported",
   "pipeline_node_skills_not_applied",
   "pipeline_node_session_kept_settings",
+  "pipeline_node_artifacts_not_listed",
 ] as const;
 export type PipelineNodeWarningCode = (typeof PIPELINE_NODE_WARNING_CODES)[number];
 

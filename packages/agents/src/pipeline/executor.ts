@@ -296,11 +296,21 @@ export function createPipelineNodeExecutor(options: PipelineNodeExecutorOptions)
           `icode: node ${node.id}, attempt ${request.attempt} of run ${request.runId}`,
         );
         if (outcome.status === "succeeded") {
-          const own = Array.isArray(outcome.handoff["artifacts"])
-            ? (outcome.handoff["artifacts"] as unknown[])
-            : [];
-          const add = [worktree.branch, ...files].filter((a) => !own.includes(a));
-          outcome = { ...outcome, handoff: { ...outcome.handoff, artifacts: [...own, ...add] } };
+          const current = outcome.handoff["artifacts"];
+          if (current === undefined || Array.isArray(current)) {
+            const own: unknown[] = current ?? [];
+            const add = [worktree.branch, ...files].filter((a) => !own.includes(a));
+            outcome = { ...outcome, handoff: { ...outcome.handoff, artifacts: [...own, ...add] } };
+          } else {
+            emit({
+              type: "activity",
+              activity: {
+                kind: "warning",
+                code: "pipeline_node_artifacts_not_listed",
+                message: `the handoff's artifacts is not a list (the node's schema says otherwise), so branch ${worktree.branch} and the ${files.length} changed file(s) are not added to it`,
+              },
+            });
+          }
         }
       }
       finishTranscript(outcome.status);

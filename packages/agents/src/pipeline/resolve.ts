@@ -103,7 +103,7 @@ function runtimeProfile(config: AgentConfig, node: PipelineNode): AgentProfile {
 }
 
 /** Anthropic extended-thinking budgets by effort (capped below the model profile's `max_output_tokens`). */
-export const ANTHROPIC_THINKING_BUDGETS: Readonly<Record<string, number>> = {
+const ANTHROPIC_THINKING_BUDGETS: Readonly<Record<string, number>> = {
   low: 1024,
   medium: 4096,
   high: 16_000,

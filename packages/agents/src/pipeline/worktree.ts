@@ -31,7 +31,7 @@ export async function repositoryOf(dir: string): Promise<string | null> {
 }
 
 /** A branch name from the run and node ids: characters git refuses in a ref become `-`. */
-export function nodeBranch(runId: string, nodeId: string): string {
+function nodeBranch(runId: string, nodeId: string): string {
   const clean = (s: string) =>
     s
       .replace(/[^A-Za-z0-9._-]/g, "-")
