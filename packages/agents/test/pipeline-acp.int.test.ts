@@ -76,8 +76,20 @@ describe("a pipeline node on an ACP agent (the scripted double)", () => {
   it("asks the same session again with exactly what is wrong, and takes the corrected handoff", async () => {
     const s = await setup({
       turns: [
-        { steps: [{ submitHandoff: { summary: 7, artifacts: ["a", 2] } }, { message: "Done." }] },
-        { steps: [{ submitHandoff: { summary: "fixed" } }, { message: "Again." }] },
+        {
+          steps: [
+            { usage: { inputTokens: 10, outputTokens: 3 } },
+            { submitHandoff: { summary: 7, artifacts: ["a", 2] } },
+            { message: "Done." },
+          ],
+        },
+        {
+          steps: [
+            { usage: { inputTokens: 20, outputTokens: 2 } },
+            { submitHandoff: { summary: "fixed" } },
+            { message: "Again." },
+          ],
+        },
       ],
     });
     const { request, events } = nodeRequest(s, { id: "fix" });
@@ -87,6 +99,8 @@ describe("a pipeline node on an ACP agent (the scripted double)", () => {
     );
     expect(outcome.handoff).toEqual({ summary: "fixed" });
     expect(outcome.corrections).toBe(1);
+    // Usage summed over both rounds.
+    expect(outcome.usage).toMatchObject({ input_tokens: 30, output_tokens: 5, total_tokens: 35 });
     const corrections = events.filter((e) => e.type === "correction");
     expect(corrections).toEqual([
       {
