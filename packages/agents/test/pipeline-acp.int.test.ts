@@ -258,6 +258,26 @@ describe("a pipeline node on an ACP agent (the scripted double)", () => {
     expect(gone.error.code).toBe("pipeline_node_session_unavailable");
   });
 
+  it("never rejects: an onEvent that throws does not change the outcome, nor does an aborted signal at the start", async () => {
+    const s = await setup({ turns: [{ steps: [{ message: "hi" }, { submitHandoff: { summary: "ok" } }] }] });
+    const { request } = nodeRequest(
+      s,
+      { id: "loud" },
+      {
+        onEvent: () => {
+          throw new Error("listener bug");
+        },
+      },
+    );
+    const outcome = await s.executor.runNode(request, new AbortController().signal);
+    expect(outcome).toMatchObject({ status: "succeeded", handoff: { summary: "ok" } });
+    const aborted = new AbortController();
+    aborted.abort("user_cancelled");
+    const early = nodeRequest(s, { id: "early" });
+    expect(await s.executor.runNode(early.request, aborted.signal)).toMatchObject({ status: "canceled" });
+    expect(receivedPrompts(s.entries())).toHaveLength(1);
+  });
+
   it("fails pipeline_node_session_unavailable for a session_ref it never made", async () => {
     const s = await setup({ turns: [{ steps: [{ message: "x" }] }] });
     const { request } = nodeRequest(s, { id: "n" }, { reuseSession: "acp:other/x#1.9" });
