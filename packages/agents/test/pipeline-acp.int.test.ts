@@ -278,6 +278,21 @@ describe("a pipeline node on an ACP agent (the scripted double)", () => {
     expect(receivedPrompts(s.entries())).toHaveLength(1);
   });
 
+  it("warns pipeline_node_transcript_failed when the transcript cannot be written, and the outcome stands", async () => {
+    const s = await setup({ turns: [{ steps: [{ submitHandoff: { summary: "ok" } }] }] });
+    mkdirSync(join(s.runDir, "nodes", "t", "attempt-1", "transcript.json"), { recursive: true });
+    const { request, events } = nodeRequest(s, { id: "t" });
+    const outcome = expectStatus(
+      await s.executor.runNode(request, new AbortController().signal),
+      "succeeded",
+    );
+    expect(outcome.transcript).toBeNull();
+    const codes = events.flatMap((e) =>
+      e.type === "activity" && e.activity.kind === "warning" ? [e.activity.code] : [],
+    );
+    expect(codes).toEqual(["pipeline_node_transcript_failed"]);
+  });
+
   it("fails pipeline_node_session_unavailable for a session_ref it never made", async () => {
     const s = await setup({ turns: [{ steps: [{ message: "x" }] }] });
     const { request } = nodeRequest(s, { id: "n" }, { reuseSession: "acp:other/x#1.9" });

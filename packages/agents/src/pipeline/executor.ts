@@ -156,7 +156,7 @@ export function createPipelineNodeExecutor(options: PipelineNodeExecutorOptions)
           type: "activity",
           activity: {
             kind: "warning",
-            code: "acp_transcript_failed",
+            code: "pipeline_node_transcript_failed",
             message: `the attempt's transcript could not be written: ${describe(error)}`,
           },
         });
