@@ -78,7 +78,7 @@ export class AcpNodeSession implements NodeSession {
   private ended = false;
 
   private constructor(
-    readonly ref: string,
+    public ref: string,
     readonly runId: string,
     readonly setup: SessionSetup,
     private readonly callsFile: string,
@@ -125,6 +125,8 @@ export class AcpNodeSession implements NodeSession {
     session.run = run;
     try {
       await run.open();
+      // The ref names the live agent and its ACP session.
+      session.ref = `${options.ref}:${run.session}`;
     } catch (error) {
       const known = await run.errorOf(error);
       await run.shutdown();

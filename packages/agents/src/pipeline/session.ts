@@ -42,6 +42,7 @@ export interface SessionSetup {
 
 /** An agent session a node attempt runs in, kept open for `reuse_session_of` until the run lets it go. */
 export interface NodeSession {
+  /** What `NodeOutcome.session_ref` says (`acp:<run>/<node>#<attempt>.<n>:<ACP session id>`, `native:…`). */
   readonly ref: string;
   readonly runId: string;
   readonly runtime: "native" | "acp";
