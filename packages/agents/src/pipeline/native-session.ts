@@ -131,7 +131,6 @@ export class NativeNodeSession implements NodeSession {
     readonly ref: string,
     readonly setup: SessionSetup,
     private readonly model: ModelProfile,
-    private readonly schema: OutputSchema,
     private readonly options: NativeSessionOptions,
     private readonly shared: NativeShared,
     binding: SessionBinding,
@@ -148,7 +147,6 @@ export class NativeNodeSession implements NodeSession {
     setup: SessionSetup;
     binding: SessionBinding;
     model: ModelProfile;
-    outputSchema: OutputSchema;
     native: NativeSessionOptions;
     shared: NativeShared;
   }): Promise<NativeNodeSession> {
@@ -156,7 +154,6 @@ export class NativeNodeSession implements NodeSession {
       options.ref,
       options.setup,
       options.model,
-      options.outputSchema,
       options.native,
       options.shared,
       options.binding,
@@ -213,7 +210,7 @@ export class NativeNodeSession implements NodeSession {
         );
       }
       for (const w of built.warnings) binding.activity({ kind: "warning", code: w.code, message: w.message });
-      const extra = handoffTools(this.schema, this.calls);
+      const extra = handoffTools(binding.outputSchema, this.calls);
       this.toolset = {
         get tools() {
           return [
