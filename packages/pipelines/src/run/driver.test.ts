@@ -133,6 +133,23 @@ describe("drivePipelineRun: a run from start to end", () => {
     expect(executor.maxInFlight).toBe(3);
   });
 
+  it("launches 10 at once by default, and ICODE_PIPELINE_MAX_PARALLEL in env overrides it", async () => {
+    const wide = { name: "Wide", nodes: Array.from({ length: 14 }, (_, i) => node(`n${i}`)) };
+    fx = await runFixture(wide);
+    const byDefault = new ScriptedExecutor({}, { delayMs: 15 });
+    expect((await f().drive(byDefault)).run.state).toBe("succeeded");
+    expect(byDefault.maxInFlight).toBe(10);
+    await fx.cleanup();
+    fx = await runFixture(wide);
+    const overridden = new ScriptedExecutor({}, { delayMs: 15 });
+    const result = await f().drive(overridden, { env: { ICODE_PIPELINE_MAX_PARALLEL: "4" } });
+    expect(result.run.state).toBe("succeeded");
+    expect(overridden.calls).toHaveLength(14);
+    expect(overridden.maxInFlight).toBe(4);
+    // The executor sees the same environment.
+    expect(overridden.calls[0]!.env).toEqual({ ICODE_PIPELINE_MAX_PARALLEL: "4" });
+  });
+
   it("drives 200 nodes in 20 layers of 10 (the issue's bench shape) with 10 launches at once", async () => {
     const nodes = Array.from({ length: 200 }, (_, i) => {
       const layer = Math.floor(i / 10);

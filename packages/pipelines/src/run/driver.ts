@@ -1,7 +1,7 @@
 import { isWorkflowError } from "@icode/workflow-errors";
 import type { PipelineNode } from "../definition";
 import type { Handoff } from "../handoff";
-import { DEFAULT_PIPELINE_LIMITS, type PipelineLimits } from "../limits";
+import { type PipelineLimits, pipelineLimits } from "../limits";
 import { handoffSchemaOf } from "../output-schema";
 import type { Lease, NodePatch, NodeState, PipelineRun, RunNode, RunState } from "../store/records";
 import { TERMINAL_RUN_STATES } from "../store/records";
@@ -40,7 +40,10 @@ export interface DriveOptions {
   /** The worker gear a node's `permission_mode: null` inherits (default `bounded`). */
   launchPermissionMode?: LaunchPermissionMode;
   env?: Readonly<Record<string, string | undefined>>;
-  /** `maxParallel`: at most this many attempts in flight (default 10; `pipelineLimits(env).limits`). */
+  /**
+   * `maxParallel`: at most this many attempts in flight. Default: `pipelineLimits(env).limits`, so
+   * `ICODE_PIPELINE_MAX_PARALLEL` in `env` applies (10 when unset or invalid).
+   */
   limits?: Pick<PipelineLimits, "maxParallel">;
   /** The lease's time to live (default 30 s); renewed every third of it. */
   leaseTtlMs?: number;
@@ -133,7 +136,7 @@ class RunDriver {
     this.owner = options.owner;
     this.ttl = options.leaseTtlMs ?? 30_000;
     this.poll = options.pollIntervalMs ?? 50;
-    this.maxParallel = (options.limits ?? DEFAULT_PIPELINE_LIMITS).maxParallel;
+    this.maxParallel = (options.limits ?? pipelineLimits(options.env ?? {}).limits).maxParallel;
     this.records = new RunRecords(options.runDir);
     this.supervisor = options.supervisor ?? defaultSupervisor;
   }
