@@ -1,5 +1,5 @@
-import { readFile, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { node, type RunFixture, runFixture } from "../../test/run-helpers";
 import { openSqlitePipelineStore } from "../store/sqlite/sqlite-store";
@@ -604,6 +604,85 @@ describe("crash resume and leases", () => {
     expect(result.stop).toBe("lease_lost");
     expect((await f().store.listEvents(f().runId)).length).toBe(before);
     await ahead.close();
+  });
+});
+
+describe("a record that cannot be written reaches the caller on every path", () => {
+  /** A file where the attempts' folder `nodes/` goes: events.jsonl works, every attempt file fails. */
+  const blockNodesFolder = async () => {
+    await mkdir(f().runDir, { recursive: true });
+    await writeFile(join(f().runDir, "nodes"), "not a folder");
+  };
+  const rejection = async (driving: Promise<unknown>) => {
+    const error = await driving.then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(error).toMatchObject({ code: "pipeline_records_failed" });
+    return error as Error & { code: string; hint?: string; cause?: unknown };
+  };
+
+  it("converged: the run is finished in the store, the lease released, the error says so", async () => {
+    fx = await runFixture({ name: "R", nodes: [node("a"), node("b", ["a"])] });
+    await blockNodesFolder();
+    const error = await rejection(f().drive(new ScriptedExecutor()));
+    expect(error.message).toContain(f().runDir);
+    expect(error.message).toContain("prompt.md");
+    expect(error.message).toContain("ended converged with the run succeeded");
+    expect(error.hint).toContain("icode pipeline inspect");
+    expect((await f().store.getRun(f().runId)).state).toBe("succeeded");
+    expect(await f().store.getLease(f().runId)).toBeNull();
+    // The event log kept going after the first failure.
+    const lines = (await readFile(join(f().runDir, "events.jsonl"), "utf8")).trim().split("\n");
+    expect(lines).toHaveLength((await f().store.listEvents(f().runId)).length);
+  });
+
+  it("lease lost: reported, not swallowed", async () => {
+    fx = await runFixture({ name: "L", nodes: [node("a"), node("b", ["a"])] });
+    await blockNodesFolder();
+    const executor = new ScriptedExecutor({ a: { gated: true } });
+    const driving = f().drive(executor, { leaseTtlMs: 60_000 });
+    await executor.started("a");
+    const ahead = openSqlitePipelineStore({ chrysHome: f().chrysHome, now: () => Date.now() + 3_600_000 });
+    expect(await ahead.acquireLease(f().runId, "usurper", 60_000)).toMatchObject({ ok: true });
+    executor.release("a");
+    const error = await rejection(driving);
+    expect(error.message).toContain("ended lease_lost");
+    await ahead.close();
+  });
+
+  it("after another error: both are said, the other error is the cause", async () => {
+    fx = await runFixture({ name: "E", nodes: [node("a"), node("b", ["a"])] });
+    await blockNodesFolder();
+    const executor = new ScriptedExecutor({ a: { gated: true } });
+    const driving = f().drive(executor);
+    await executor.started("a");
+    await f().store.close();
+    executor.release("a");
+    const error = await rejection(driving);
+    expect(error.message).toContain("prompt.md");
+    expect(error.message).toContain("the driver had failed before: pipeline_store_failed");
+    expect(error.cause).toMatchObject({ code: "pipeline_store_failed" });
+  });
+
+  it("a store error alone stays that error", async () => {
+    fx = await runFixture({ name: "S", nodes: [node("a"), node("b", ["a"])] });
+    const executor = new ScriptedExecutor({ a: { gated: true } });
+    const driving = f().drive(executor);
+    await executor.started("a");
+    await f().store.close();
+    executor.release("a");
+    await expect(driving).rejects.toMatchObject({ code: "pipeline_store_failed" });
+  });
+
+  it("a run folder that cannot be made fails before anything launches", async () => {
+    fx = await runFixture({ name: "F", nodes: [node("a")] });
+    await mkdir(dirname(f().runDir), { recursive: true });
+    await writeFile(f().runDir, "a file, not the run's folder");
+    const executor = new ScriptedExecutor();
+    const error = await rejection(f().drive(executor));
+    expect(error.message).toContain("events.jsonl");
+    expect(executor.calls).toHaveLength(0);
   });
 });
 

@@ -1,4 +1,5 @@
 import { isWorkflowError } from "@icode/workflow-errors";
+import { PipelineError } from "../codes";
 import type { PipelineNode } from "../definition";
 import type { Handoff } from "../handoff";
 import { type PipelineLimits, pipelineLimits } from "../limits";
@@ -157,23 +158,38 @@ class RunDriver {
     );
     const onAbort = () => this.wake();
     this.options.signal?.addEventListener("abort", onAbort);
+    let outcome: { ok: true; result: DriveResult } | { ok: false; error: unknown };
     try {
-      return await this.run(lease.lease, lease.took_over);
+      outcome = { ok: true, result: await this.run(lease.lease, lease.took_over) };
     } catch (error) {
-      if (error instanceof LeaseLost) {
-        this.abortAll();
-        await this.settle();
-        return { stop: "lease_lost", ...(await this.read()), heldBy: null };
-      }
       this.abortAll();
       await this.settle();
-      throw error;
+      outcome =
+        error instanceof LeaseLost
+          ? { ok: true, result: { stop: "lease_lost", ...(await this.read()), heldBy: null } }
+          : { ok: false, error };
     } finally {
       clearInterval(renew);
       this.options.signal?.removeEventListener("abort", onAbort);
-      // No record write outlives the driver (a failure was reported by the flush that converged, if any).
-      await this.records.flush().catch(() => {});
     }
+    // No record write outlives the driver, and a failed one reaches the caller whatever the driver's end.
+    const recordFailure = await this.records.flush().then(
+      () => null,
+      (error: unknown) => error,
+    );
+    if (!outcome.ok) {
+      if (recordFailure === null || recordFailure === outcome.error) throw outcome.error;
+      throw withContext(
+        recordFailure,
+        `; the driver had failed before: ${describeError(outcome.error)}`,
+        outcome.error,
+      );
+    }
+    if (recordFailure !== null) {
+      const { stop, run } = outcome.result;
+      throw withContext(recordFailure, `; the driver ended ${stop} with the run ${run.state} in the store`);
+    }
+    return outcome.result;
   }
 
   private async read(): Promise<{ run: PipelineRun; nodes: RunNode[] }> {
@@ -274,8 +290,8 @@ class RunDriver {
             (error: unknown) => error,
           );
           await this.store.releaseLease(this.runId, this.owner);
-          const recordFailure = await flushed;
-          if (recordFailure !== null) throw recordFailure;
+          // A failed record write is reported by `drive` (with how the run ended), as on every other path.
+          await flushed;
           return { stop: reason, run: this.snapshot.run, nodes: [...this.snapshot.nodes], heldBy: null };
         }
       }
@@ -675,6 +691,20 @@ const NODE_STATE_AFTER: Readonly<Record<AttemptEnd["status"], NodeState>> = {
   canceled: "canceled",
   interrupted: "ready",
 };
+
+/** A record failure (`pipeline_records_failed`) with what else happened appended to its message. */
+function withContext(recordFailure: unknown, more: string, cause?: unknown): unknown {
+  if (!(recordFailure instanceof PipelineError)) return recordFailure;
+  return new PipelineError(recordFailure.code, `${recordFailure.message}${more}`, {
+    ...(recordFailure.hint === undefined ? {} : { hint: recordFailure.hint }),
+    cause: cause ?? recordFailure.cause,
+  });
+}
+
+function describeError(error: unknown): string {
+  if (isWorkflowError(error)) return `${error.code}: ${error.message}`;
+  return error instanceof Error ? error.message : String(error);
+}
 
 function executorFailure(error: unknown): NodeOutcome {
   return {
