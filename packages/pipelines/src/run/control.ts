@@ -15,6 +15,7 @@ import type { PipelineStore } from "../store/store";
 import type { AttemptEnd, PipelineEvent } from "./events";
 import {
   type ControlAction,
+  FAILED_NODE_STATES,
   NODE_ACTIONS,
   NODE_TRANSITIONS,
   policyCancels,
@@ -86,6 +87,15 @@ export function planControl(command: Command, snapshot: RunSnapshot): ControlDec
   if (runEffect === "refused") {
     return refusal(`${action} is not allowed while the run is ${run.state} (run ${run.run_id})`);
   }
+  // `resume` under `pause` while a failure stands would pause the run again at once: say what continues it.
+  if (action === "resume" && run.failure_policy === "pause") {
+    const standing = snapshot.nodes.filter((n) => FAILED_NODE_STATES.includes(n.state));
+    if (standing.length > 0) {
+      return refusal(
+        `resume is not allowed while ${listNodes(standing)} under the failure policy pause (run ${run.run_id}): the run would pause again at once; retry_node or skip_node ${standing.length === 1 ? "it" : "each"}, or cancel the run`,
+      );
+    }
+  }
   const plan: ControlPlan = { run: null, nodes: {}, events: [], abort: [], stopSessions: false };
   if (runEffect !== "same") {
     plan.run = runEffect.to;
@@ -111,6 +121,16 @@ export function planControl(command: Command, snapshot: RunSnapshot): ControlDec
       return refusal(
         `${action} is not allowed for node "${nodeId}" while it is ${node.state} (the run is ${run.state})`,
       );
+    }
+    // A node the failure policy canceled comes back when its cause is retried or skipped; retried alone,
+    // it would be canceled again at once.
+    if (command.action === "retry_node" && node.state === "canceled") {
+      const causes = cancelCauses(snapshot, nodeId);
+      if (causes.length > 0) {
+        return refusal(
+          `retry_node is not allowed for node "${nodeId}" while the failure policy ${run.failure_policy} keeps it canceled: ${listNodes(causes)} (the run is ${run.state}); retry_node or skip_node ${causes.length === 1 ? `"${causes[0]!.node_id}"` : "those"} first, which brings "${nodeId}" back`,
+        );
+      }
     }
     if (command.action === "approve_node") {
       setNode(node, effect.to, { approval_granted: true }, "approve_node");
@@ -152,6 +172,24 @@ function restoreCanceled(
       setNode(node, "pending", { error: null }, "failure removed");
     }
   }
+}
+
+/** The failed or blocked nodes that make the failure policy cancel `nodeId` (none: it is free to run). */
+function cancelCauses(snapshot: RunSnapshot, nodeId: string): RunNode[] {
+  const { run } = snapshot;
+  const failed = (n: RunNode) => n.node_id !== nodeId && FAILED_NODE_STATES.includes(n.state);
+  if (run.failure_policy === "fail_fast") return snapshot.nodes.filter(failed);
+  if (run.failure_policy === "continue") {
+    const above = ancestorsOf(run.definition).get(nodeId) ?? new Set<string>();
+    return snapshot.nodes.filter((n) => above.has(n.node_id) && failed(n));
+  }
+  return [];
+}
+
+/** `node "b" is failed` / `nodes "b" (failed) and "c" (blocked) are`, for refusal messages. */
+function listNodes(nodes: readonly RunNode[]): string {
+  if (nodes.length === 1) return `node "${nodes[0]!.node_id}" is ${nodes[0]!.state}`;
+  return `nodes ${nodes.map((n) => `"${n.node_id}" (${n.state})`).join(", ")} are failed or blocked`;
 }
 
 /** Where `applyCommand` runs: a live driver (its attempts can be aborted) or a process without attempts. */

@@ -242,6 +242,93 @@ describe("failure policies with a fan-out and a join", () => {
     expect(executor.callsOf("j")).toHaveLength(1);
   });
 
+  it("resume is refused while a pause-policy failure stands, saying what continues the run", async () => {
+    fx = await runFixture({ name: "Resume", nodes: [node("a"), node("b", ["a"])] });
+    const executor = new ScriptedExecutor({
+      a: { outcomes: [{ status: "failed" }, { status: "succeeded" }] },
+    });
+    expect((await f().drive(executor)).run.state).toBe("paused");
+    const { result, run } = await control({ action: "resume" });
+    expect(result).toEqual({
+      ok: false,
+      code: "pipeline_action_not_allowed",
+      message: expect.stringContaining('node "a" is failed under the failure policy pause'),
+    });
+    if (!result.ok) expect(result.message).toContain("retry_node or skip_node it, or cancel the run");
+    expect(run.state).toBe("paused");
+    // Refused, so nothing changed but the refusal's event: no paused → running → paused.
+    const events = (await f().store.listEvents(f().runId)).map((e) => e.event);
+    expect(events.at(-1)).toMatchObject({ type: "command_refused", command: { action: "resume" } });
+    expect(events.filter((e) => e.type === "run_state" && e.to === "running")).toHaveLength(1);
+    // A pause without a failure resumes as before; the retry continues the run.
+    expect(await control({ action: "retry_node", node_id: "a" })).toMatchObject({ result: { ok: true } });
+    expect((await f().drive(executor)).run.state).toBe("succeeded");
+  });
+
+  it.each([
+    { policy: "fail_fast" as const, canceled: "y" },
+    { policy: "continue" as const, canceled: "j" },
+  ])(
+    "$policy: retrying a node the policy canceled is refused while its cause stands",
+    async ({ policy, canceled }) => {
+      fx = await runFixture(definition, { failure_policy: policy });
+      const executor = script();
+      expect((await f().drive(executor)).run.state).toBe("failed");
+      expect((await f().states())[canceled]).toBe("canceled");
+      const before = (await f().store.listEvents(f().runId)).length;
+      const { result } = await control({ action: "retry_node", node_id: canceled });
+      expect(result).toEqual({
+        ok: false,
+        code: "pipeline_action_not_allowed",
+        message: expect.stringContaining(
+          `node "${canceled}" while the failure policy ${policy} keeps it canceled: node "b" is failed`,
+        ),
+      });
+      if (!result.ok) expect(result.message).toContain(`retry_node or skip_node "b" first`);
+      // No pending → canceled bounce: only the refusal was recorded.
+      const after = (await f().store.listEvents(f().runId)).slice(before).map((e) => e.event.type);
+      expect(after).toEqual(["command_refused"]);
+      expect(await control({ action: "retry_node", node_id: "b" })).toMatchObject({ result: { ok: true } });
+      expect((await f().drive(executor)).run.state).toBe("succeeded");
+      expect(executor.callsOf(canceled)).toHaveLength(1);
+    },
+  );
+
+  it("fail_fast with two failures: the first retry is canceled again, the last one brings both back", async () => {
+    fx = await runFixture(
+      { name: "Two", nodes: [node("p"), node("q"), node("j", ["p", "q"])] },
+      { failure_policy: "fail_fast" },
+    );
+    const twice = [{ status: "failed" as const }, { status: "succeeded" as const }];
+    const executor = new ScriptedExecutor({ p: { outcomes: twice }, q: { outcomes: twice } });
+    expect((await f().drive(executor)).run.state).toBe("failed");
+    expect(await f().states()).toEqual({ p: "failed", q: "failed", j: "canceled" });
+    expect(await control({ action: "retry_node", node_id: "p" })).toMatchObject({ result: { ok: true } });
+    expect((await f().drive(executor)).run.state).toBe("failed");
+    expect(await f().states()).toEqual({ p: "canceled", q: "failed", j: "canceled" });
+    expect(await control({ action: "retry_node", node_id: "q" })).toMatchObject({ result: { ok: true } });
+    expect(await f().states()).toEqual({ p: "pending", q: "pending", j: "pending" });
+    expect((await f().drive(executor)).run.state).toBe("succeeded");
+    for (const id of ["p", "q"]) expect(executor.callsOf(id)).toHaveLength(2);
+    expectLegalNodeEvents(await f().store.listEvents(f().runId));
+  });
+
+  it("continue: skipping the cause brings the canceled node below it back", async () => {
+    fx = await runFixture(
+      { name: "C", nodes: [node("a"), node("b", ["a"])] },
+      { failure_policy: "continue" },
+    );
+    const executor = new ScriptedExecutor({
+      a: { outcomes: [{ status: "failed" }, { status: "succeeded" }] },
+    });
+    expect((await f().drive(executor)).run.state).toBe("failed");
+    expect(await control({ action: "skip_node", node_id: "a", note: null })).toMatchObject({
+      result: { ok: true },
+    });
+    expect((await f().states()).b).toBe("pending");
+    expect((await f().drive(executor)).run.state).toBe("succeeded");
+  });
+
   it("a blocked node counts as a failure (pause)", async () => {
     fx = await runFixture({ name: "Blocked", nodes: [node("a"), node("b", ["a"])] });
     const result = await f().drive(
