@@ -203,6 +203,30 @@ export interface ApplyContext {
    * cancel would abort is canceled at once and its attempt ended `interrupted`.
    */
   live: boolean;
+  /**
+   * The answers already recorded (`command_applied` / `command_refused` events) by command ID, kept up to
+   * date by the caller from the events it reads anyway. Without it `applyCommand` reads the run's events.
+   */
+  answered?: ReadonlyMap<number, CommandResult>;
+}
+
+/** The answer a `command_applied` or `command_refused` event records, or null for any other event. */
+export function answerOf(event: PipelineEvent): { commandId: number; result: CommandResult } | null {
+  if (event.type === "command_applied") return { commandId: event.command_id, result: { ok: true } };
+  if (event.type === "command_refused") {
+    return { commandId: event.command_id, result: { ok: false, code: event.code, message: event.message } };
+  }
+  return null;
+}
+
+/** Every answer recorded in `events`, by command ID. */
+export function answersIn(events: readonly { event: PipelineEvent }[]): Map<number, CommandResult> {
+  const answers = new Map<number, CommandResult>();
+  for (const { event } of events) {
+    const answer = answerOf(event);
+    if (answer !== null) answers.set(answer.commandId, answer.result);
+  }
+  return answers;
 }
 
 /** Applies one taken command and completes it: the state change, its events, and the result, atomically per write. */
@@ -215,16 +239,9 @@ export async function applyCommand(
   const runId = stored.run_id;
   // A command taken again after its driver died between applying it and completing it: answer as it was
   // answered then (its event says), rather than applying it twice or refusing what was done.
-  const earlier = (await store.listEvents(runId)).find(
-    ({ event }) =>
-      (event.type === "command_applied" || event.type === "command_refused") &&
-      event.command_id === stored.command_id,
-  )?.event;
-  if (earlier?.type === "command_applied" || earlier?.type === "command_refused") {
-    const again: CommandResult =
-      earlier.type === "command_applied"
-        ? { ok: true }
-        : { ok: false, code: earlier.code, message: earlier.message };
+  const answers = context.answered ?? answersIn(await store.listEvents(runId));
+  const again = answers.get(stored.command_id);
+  if (again !== undefined) {
     await store.completeCommand(runId, stored.command_id, owner, again);
     return { result: again, plan: null, snapshot };
   }
@@ -387,14 +404,16 @@ export async function controlPipelineRun(
       try {
         const taken = await store.takeCommands(runId, options.owner);
         let snapshot: RunSnapshot = { run: await store.getRun(runId), nodes: await store.getRunNodes(runId) };
+        // Read the answers once for every command taken (not once per command).
+        const answered = taken.length === 0 ? new Map() : answersIn(await store.listEvents(runId));
         for (const stored of taken) {
-          snapshot = (
-            await applyCommand(
-              { store, owner: options.owner, live: false, stopSessions: options.stopSessions },
-              stored,
-              snapshot,
-            )
-          ).snapshot;
+          const applied = await applyCommand(
+            { store, owner: options.owner, live: false, stopSessions: options.stopSessions, answered },
+            stored,
+            snapshot,
+          );
+          snapshot = applied.snapshot;
+          answered.set(stored.command_id, applied.result);
         }
       } finally {
         await store.releaseLease(runId, options.owner);

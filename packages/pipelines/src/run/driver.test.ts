@@ -503,6 +503,61 @@ describe("control edge cases", () => {
   });
 });
 
+describe("applying commands reads the run's events once, not once per command", () => {
+  it("a refusal recorded by a dead driver is answered again as refused by controlPipelineRun", async () => {
+    fx = await runFixture({ name: "Again", nodes: [node("a")] });
+    const { store, runId } = f();
+    const sent = await store.enqueueCommand(runId, { action: "resume" });
+    await store.acquireLease(runId, "dead", 50);
+    const [taken] = await store.takeCommands(runId, "dead");
+    await store.appendEvents(runId, "dead", [
+      {
+        type: "command_refused",
+        command_id: taken!.command_id,
+        command: taken!.command,
+        code: "pipeline_action_not_allowed",
+        message: "resume is not allowed while the run is pending",
+      },
+    ]);
+    await sleep(60);
+    // The next action takes the lease (the dead driver's is expired): the queued resume is answered as before.
+    await control({ action: "pause" });
+    expect(await store.getCommand(runId, sent.command_id)).toMatchObject({
+      state: "done",
+      result: { ok: false, code: "pipeline_action_not_allowed" },
+    });
+    const events = (await store.listEvents(runId)).map((e) => e.event.type);
+    expect(events.filter((t) => t === "command_refused")).toHaveLength(1);
+  });
+
+  it("a driver taking many commands reads the whole event log only when it starts", async () => {
+    fx = await runFixture({ name: "Many", nodes: [node("a"), node("b", ["a"])] });
+    let fullReads = 0;
+    const counted = new Proxy(f().store, {
+      get(target, key, receiver) {
+        const value = Reflect.get(target, key, receiver);
+        if (key !== "listEvents" || typeof value !== "function") return value;
+        return (runId: string, filter?: { fromSeq?: number }) => {
+          // A read of the whole log names no fromSeq (the mirror reads from its last seq on).
+          if (filter?.fromSeq === undefined) fullReads += 1;
+          return value.call(target, runId, filter);
+        };
+      },
+    });
+    const executor = new ScriptedExecutor({ a: { gated: true } });
+    const driving = f().drive(executor, { store: counted });
+    await executor.started("a");
+    const other = f().openStore();
+    for (let i = 0; i < 4; i += 1) {
+      expect((await control({ action: "pause" }, other)).result).toEqual({ ok: true });
+      expect((await control({ action: "resume" }, other)).result).toEqual({ ok: true });
+    }
+    executor.release("a");
+    expect((await driving).run.state).toBe("succeeded");
+    expect(fullReads).toBe(1);
+  });
+});
+
 describe("approval gates are never passed without an approval", () => {
   it("not by a new driver, a retry of the upstream, nor a retry of the gate itself", async () => {
     fx = await runFixture({

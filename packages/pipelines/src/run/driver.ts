@@ -4,12 +4,22 @@ import type { PipelineNode } from "../definition";
 import type { Handoff } from "../handoff";
 import { type PipelineLimits, pipelineLimits } from "../limits";
 import { handoffSchemaOf } from "../output-schema";
-import type { Lease, NodePatch, NodeState, PipelineRun, RunNode, RunState } from "../store/records";
+import type {
+  CommandResult,
+  Lease,
+  NodePatch,
+  NodeState,
+  PipelineRun,
+  RunNode,
+  RunState,
+} from "../store/records";
 import { TERMINAL_RUN_STATES } from "../store/records";
 import type { PipelineStore, RunUpdate } from "../store/store";
 import { renderPrompt } from "../template";
 import {
   ancestorsOf,
+  answerOf,
+  answersIn,
   applyCommand,
   interruptedAttempt,
   mergeSnapshot,
@@ -130,6 +140,8 @@ class RunDriver {
   private supervisionOn = false;
   private readonly decisions = new Map<string, SupervisorDecision[]>();
   private wakeUp: (() => void) | null = null;
+  /** Every command answer in the run's events (from the first read, then every mirrored event). */
+  private answered = new Map<number, CommandResult>();
 
   constructor(private readonly options: DriveOptions) {
     this.store = options.store;
@@ -200,6 +212,7 @@ class RunDriver {
     await this.records.sync(this.store, this.runId);
     const events = await this.store.listEvents(this.runId);
     this.lastSeq = events.at(-1)?.seq ?? 0;
+    this.answered = answersIn(events);
     const used = events.filter((e) => e.event.type === "supervisor_decision");
     this.budgetLeft = Math.max(
       0,
@@ -323,6 +336,10 @@ class RunDriver {
     if (fresh.length === 0) return;
     this.lastSeq = fresh.at(-1)!.seq;
     this.records.appendEvents(fresh);
+    for (const stored of fresh) {
+      const answer = answerOf(stored.event);
+      if (answer !== null) this.answered.set(answer.commandId, answer.result);
+    }
     for (const event of fresh) this.options.onEvent?.(event);
   }
 
@@ -397,6 +414,7 @@ class RunDriver {
             owner: this.owner,
             live: true,
             stopSessions: (runId) => this.options.executor.stopSessions(runId),
+            answered: this.answered,
           },
           stored,
           this.snapshot,
