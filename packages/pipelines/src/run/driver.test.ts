@@ -2,6 +2,7 @@ import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { node, type RunFixture, runFixture } from "../../test/run-helpers";
+import { NODE_STATES, RUN_STATES } from "../store/records";
 import { openSqlitePipelineStore } from "../store/sqlite/sqlite-store";
 import { ScriptedExecutor } from "../testing";
 import { controlPipelineRun } from "./control";
@@ -178,6 +179,73 @@ describe("drivePipelineRun: a run from start to end", () => {
     const result = await f().drive(broken as ScriptedExecutor);
     expect(result.run.state).toBe("failed");
     expect(result.nodes[0]).toMatchObject({ state: "failed", error: { code: "pipeline_executor_failed" } });
+  });
+});
+
+describe("the reference's Run states and Node states, each reached by a real run and recorded", () => {
+  it.each([
+    ["run", ["pending", "running", "paused", "succeeded", "failed", "canceled"]],
+    [
+      "node",
+      [
+        "pending",
+        "ready",
+        "waiting_approval",
+        "launching",
+        "running",
+        "blocked",
+        "succeeded",
+        "failed",
+        "canceled",
+      ],
+    ],
+  ] as const)("the %s states are exactly the reference's", (kind, states) => {
+    expect(kind === "run" ? [...RUN_STATES] : [...NODE_STATES]).toEqual(states);
+  });
+
+  it("every state is entered, with an event saying from where", async () => {
+    const runStates = new Set<string>();
+    const nodeStates = new Set<string>();
+    const collect = async () => {
+      runStates.add("pending"); // createRun's state, before any event
+      nodeStates.add("pending");
+      for (const { event } of await f().store.listEvents(f().runId)) {
+        if (event.type === "run_state") runStates.add(event.to);
+        if (event.type === "node_state") nodeStates.add(event.to);
+      }
+      expectLegalNodeEvents(await f().store.listEvents(f().runId));
+      await f().cleanup();
+      fx = null;
+    };
+    // pause: blocked and failed nodes pause the run; a gate waits; cancel ends it.
+    fx = await runFixture({
+      name: "All",
+      nodes: [node("a"), node("b"), node("x"), node("g", [], { requires_approval: true })],
+    });
+    const executor = new ScriptedExecutor({
+      a: { outcomes: [{ status: "blocked", reason: "stuck" }] },
+      b: { outcomes: [{ status: "failed" }] },
+      x: { delayMs: 30 },
+    });
+    expect((await f().drive(executor)).run.state).toBe("paused");
+    expect(await f().states()).toEqual({ a: "blocked", b: "failed", x: "succeeded", g: "waiting_approval" });
+    expect(await control({ action: "cancel" })).toMatchObject({
+      result: { ok: true },
+      run: { state: "canceled" },
+    });
+    expect((await f().states()).g).toBe("canceled");
+    await collect();
+    // succeeded
+    fx = await runFixture({ name: "Ok", nodes: [node("a")] });
+    expect((await f().drive(new ScriptedExecutor())).run.state).toBe("succeeded");
+    await collect();
+    // failed
+    fx = await runFixture({ name: "Bad", nodes: [node("a")] }, { failure_policy: "fail_fast" });
+    const failing = new ScriptedExecutor({ a: { outcomes: [{ status: "failed" }] } });
+    expect((await f().drive(failing)).run.state).toBe("failed");
+    await collect();
+    expect([...runStates].sort()).toEqual([...RUN_STATES].sort());
+    expect([...nodeStates].sort()).toEqual([...NODE_STATES].sort());
   });
 });
 
