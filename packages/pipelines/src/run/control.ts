@@ -85,7 +85,9 @@ export function planControl(command: Command, snapshot: RunSnapshot): ControlDec
   const action: ControlAction = command.action;
   const runEffect = RUN_TRANSITIONS[action][run.state];
   if (runEffect === "refused") {
-    return refusal(`${action} is not allowed while the run is ${run.state} (run ${run.run_id})`);
+    return refusal(
+      `${action} is not allowed while the run is ${run.state} (run ${run.run_id}); it is allowed while the run is ${allowedIn(RUN_TRANSITIONS[action])}`,
+    );
   }
   // `resume` under `pause` while a failure stands would pause the run again at once: say what continues it.
   if (action === "resume" && run.failure_policy === "pause") {
@@ -119,7 +121,7 @@ export function planControl(command: Command, snapshot: RunSnapshot): ControlDec
     const effect = NODE_TRANSITIONS[action][node.state];
     if (effect === "refused" || effect === "same" || effect === "abort") {
       return refusal(
-        `${action} is not allowed for node "${nodeId}" while it is ${node.state} (the run is ${run.state})`,
+        `${action} is not allowed for node "${nodeId}" while it is ${node.state} (the run is ${run.state}); it is allowed for a node that is ${allowedIn(NODE_TRANSITIONS[action], (e) => typeof e === "object")}`,
       );
     }
     // A node the failure policy canceled comes back when its cause is retried or skipped; retried alone,
@@ -172,6 +174,17 @@ function restoreCanceled(
       setNode(node, "pending", { error: null }, "failure removed");
     }
   }
+}
+
+/** The states a table row allows (`pending, running or paused`), for refusal messages. */
+function allowedIn<E>(
+  row: Readonly<Record<string, E>>,
+  allows: (effect: E) => boolean = (e) => e !== "refused",
+): string {
+  const states = Object.entries(row)
+    .filter(([, effect]) => allows(effect))
+    .map(([state]) => state);
+  return states.length <= 1 ? (states[0] ?? "none") : `${states.slice(0, -1).join(", ")} or ${states.at(-1)}`;
 }
 
 /** The failed or blocked nodes that make the failure policy cancel `nodeId` (none: it is free to run). */
