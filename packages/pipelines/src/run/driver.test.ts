@@ -362,6 +362,53 @@ describe("failure policies with a fan-out and a join", () => {
     },
   );
 
+  it("pause with two failures: retrying one runs it (and what it unblocks) while the other still stands", async () => {
+    fx = await runFixture({
+      name: "TwoPause",
+      nodes: [node("p"), node("q"), node("p2", ["p"]), node("j", ["p2", "q"])],
+    });
+    const twice = [{ status: "failed" as const }, { status: "succeeded" as const }];
+    const executor = new ScriptedExecutor({ p: { outcomes: twice }, q: { outcomes: twice } });
+    expect((await f().drive(executor)).run.state).toBe("paused");
+    expect(await f().states()).toEqual({ p: "failed", q: "failed", p2: "pending", j: "pending" });
+    const pausesBefore = (await f().store.listEvents(f().runId)).filter(
+      (e) => e.event.type === "run_state" && e.event.to === "paused",
+    ).length;
+    expect(await control({ action: "retry_node", node_id: "p" })).toMatchObject({ result: { ok: true } });
+    // p and p2 run although q is still failed; then nothing else can advance: the run waits again.
+    const second = await f().drive(executor);
+    expect(second.run.state).toBe("paused");
+    expect(await f().states()).toEqual({ p: "succeeded", q: "failed", p2: "succeeded", j: "pending" });
+    const pauses = (await f().store.listEvents(f().runId)).filter(
+      (e) => e.event.type === "run_state" && e.event.to === "paused",
+    );
+    expect(pauses).toHaveLength(pausesBefore + 1);
+    expect(pauses.at(-1)!.event).toMatchObject({ reason: expect.stringContaining('"q" is failed') });
+    expect(await control({ action: "retry_node", node_id: "q" })).toMatchObject({ result: { ok: true } });
+    expect((await f().drive(executor)).run.state).toBe("succeeded");
+    expect(executor.callsOf("p")).toHaveLength(2);
+    expect(executor.callsOf("p2")).toHaveLength(1);
+    expect(executor.callsOf("j")).toHaveLength(1);
+  });
+
+  it("pause: a failure recorded by a driver that died before pausing pauses the next driver's run", async () => {
+    fx = await runFixture({ name: "DiedBeforePause", nodes: [node("a"), node("b")] });
+    const { store, runId } = f();
+    await store.acquireLease(runId, "dead", 50);
+    await store.updateRun(runId, "dead", {
+      run: { state: "running" },
+      nodes: { a: { state: "failed", attempts: 1, error: { code: "x", message: "boom" } } },
+      events: [
+        { type: "run_state", from: "pending", to: "running", reason: "driver started" },
+        { type: "node_state", node_id: "a", from: "pending", to: "failed", reason: "attempt failed" },
+      ],
+    });
+    await sleep(60);
+    const executor = new ScriptedExecutor();
+    expect((await f().drive(executor)).run.state).toBe("paused");
+    expect(executor.calls).toHaveLength(0);
+  });
+
   it("fail_fast with two failures: the first retry is canceled again, the last one brings both back", async () => {
     fx = await runFixture(
       { name: "Two", nodes: [node("p"), node("q"), node("j", ["p", "q"])] },

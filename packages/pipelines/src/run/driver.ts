@@ -140,6 +140,12 @@ class RunDriver {
   private supervisionOn = false;
   private readonly decisions = new Map<string, SupervisorDecision[]>();
   private wakeUp: (() => void) | null = null;
+  /**
+   * Under `pause`: the failed or blocked nodes the run has already paused for (a pause came after their
+   * failure). Only a failure not in it pauses the run again, so that a retry or skip of one failure runs
+   * while another still stands, instead of pausing at once.
+   */
+  private readonly pausedFor = new Set<string>();
   /** Every command answer in the run's events (from the first read, then every mirrored event). */
   private answered = new Map<number, CommandResult>();
 
@@ -228,6 +234,17 @@ class RunDriver {
     this.supervisionOn = lastSupervision?.type === "supervision" && lastSupervision.on;
 
     this.snapshot = await this.read();
+    // A failure the run paused after (by the policy or a person) was seen; one recorded after the last pause
+    // (say by a driver that died before it paused) still pauses the run.
+    const lastPause =
+      events.findLast((e) => e.event.type === "run_state" && e.event.to === "paused")?.seq ?? 0;
+    for (const node of this.snapshot.nodes) {
+      if (!FAILED_NODE_STATES.includes(node.state)) continue;
+      const failedAt = events.findLast(
+        (e) => e.event.type === "node_state" && e.event.node_id === node.node_id && e.event.to === node.state,
+      )?.seq;
+      if (failedAt !== undefined && failedAt < lastPause) this.pausedFor.add(node.node_id);
+    }
     this.ancestors = ancestorsOf(this.snapshot.run.definition);
     this.position = new Map(this.snapshot.nodes.map((n, i) => [n.node_id, i]));
 
@@ -465,7 +482,6 @@ class RunDriver {
       nodes[nodeId] = { ...nodes[nodeId], ...patch, state: to };
     };
     const policy = run.failure_policy;
-    const failures = [...states.values()].some((s) => FAILED_NODE_STATES.includes(s));
 
     // The failure policy's cancellations: fail_fast cancels every node not started, continue the ones below a failure.
     for (const node of this.snapshot.nodes) {
@@ -483,7 +499,18 @@ class RunDriver {
         setNode(def.id, "waiting_approval", "requires approval");
       }
     }
-    if (policy === "pause" && failures) setRun("paused", "failure policy pause: a node failed or blocked");
+    // pause: a new failure pauses the run; one it already paused for does not stop a retry elsewhere.
+    const standing = this.snapshot.nodes.filter((n) => FAILED_NODE_STATES.includes(states.get(n.node_id)!));
+    for (const id of this.pausedFor) {
+      if (!standing.some((n) => n.node_id === id)) this.pausedFor.delete(id);
+    }
+    if (policy === "pause") {
+      const fresh = standing.filter((n) => !this.pausedFor.has(n.node_id));
+      if (fresh.length > 0) {
+        setRun("paused", `failure policy pause: ${nodeList(fresh.map((n) => n.node_id))} failed or blocked`);
+        for (const n of standing) this.pausedFor.add(n.node_id);
+      }
+    }
 
     // Launches.
     const launches: Array<{ def: PipelineNode; attempt: number; prompt: string }> = [];
@@ -503,10 +530,17 @@ class RunDriver {
         launches.push({ def, attempt, prompt });
       }
     }
-    // Convergence: every node finished and nothing in flight.
+    // Convergence: every node finished and nothing in flight. Under pause a standing failure is never a
+    // convergence: once nothing else can advance the run waits for a retry, a skip or a cancel.
     if (runState === "running" && this.inFlight.size === 0 && launches.length === 0) {
       const all = [...states.values()];
-      if (all.every((s) => FINISHED_NODE_STATES.includes(s))) {
+      const waiting = all.some((s) => s === "waiting_approval");
+      if (policy === "pause" && standing.length > 0 && !waiting) {
+        setRun(
+          "paused",
+          `failure policy pause: nothing else can advance while ${nodeList(standing.map((n) => n.node_id))} ${standing.length === 1 ? `is ${states.get(standing[0]!.node_id)}` : "are failed or blocked"}`,
+        );
+      } else if (all.every((s) => FINISHED_NODE_STATES.includes(s))) {
         setRun(all.every((s) => s === "succeeded") ? "succeeded" : "failed", "converged");
       }
     }
@@ -709,6 +743,11 @@ const NODE_STATE_AFTER: Readonly<Record<AttemptEnd["status"], NodeState>> = {
   canceled: "canceled",
   interrupted: "ready",
 };
+
+/** `"b"` / `"b", "c"`, for event reasons. */
+function nodeList(ids: readonly string[]): string {
+  return ids.map((id) => `"${id}"`).join(", ");
+}
 
 /** A record failure (`pipeline_records_failed`) with what else happened appended to its message. */
 function withContext(recordFailure: unknown, more: string, cause?: unknown): unknown {
