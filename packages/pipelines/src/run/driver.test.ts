@@ -444,6 +444,25 @@ describe("failure policies with a fan-out and a join", () => {
     expect((await f().drive(executor)).run.state).toBe("succeeded");
   });
 
+  it("reuse_session_of a node skipped before it ran: a new session, and the launch event says so", async () => {
+    fx = await runFixture({
+      name: "Reuse",
+      nodes: [node("plan"), node("impl", ["plan"], { reuse_session_of: "plan" })],
+    });
+    const executor = new ScriptedExecutor();
+    expect(await control({ action: "skip_node", node_id: "plan", note: "planned by hand" })).toMatchObject({
+      result: { ok: true },
+    });
+    expect((await f().drive(executor)).run.state).toBe("succeeded");
+    expect(executor.callsOf("impl")[0]!.reuseSession).toBeNull();
+    const launch = (await f().store.listEvents(f().runId)).find(
+      (e) => e.event.type === "node_state" && e.event.node_id === "impl" && e.event.to === "launching",
+    )!.event;
+    expect(launch).toMatchObject({
+      reason: expect.stringContaining('launch in a new session: "plan" (reuse_session_of) left no session'),
+    });
+  });
+
   it("a blocked node counts as a failure (pause)", async () => {
     fx = await runFixture({ name: "Blocked", nodes: [node("a"), node("b", ["a"])] });
     const result = await f().drive(

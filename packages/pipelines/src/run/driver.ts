@@ -524,7 +524,14 @@ class RunDriver {
         if (def.requires_approval && !current.approval_granted) continue;
         const attempt = current.attempts + 1;
         const prompt = this.prompt(def);
-        setNode(def.id, "launching", "launch", { attempts: attempt, error: null });
+        // reuse_session_of continues the target's session; when it left none (skipped before it ran, or
+        // its agent kept no session) the attempt starts a new one, and the launch's event says so.
+        const noSession =
+          def.reuse_session_of !== null && this.node(def.reuse_session_of).session_ref === null;
+        const why = noSession
+          ? `launch in a new session: "${def.reuse_session_of}" (reuse_session_of) left no session to continue (skipped before it ran, or its agent kept none)`
+          : "launch";
+        setNode(def.id, "launching", why, { attempts: attempt, error: null });
         events.push({ type: "attempt_started", node_id: def.id, attempt });
         startAttempts.push({ node_id: def.id, attempt, prompt });
         launches.push({ def, attempt, prompt });
@@ -535,11 +542,14 @@ class RunDriver {
     if (runState === "running" && this.inFlight.size === 0 && launches.length === 0) {
       const all = [...states.values()];
       const waiting = all.some((s) => s === "waiting_approval");
-      if (policy === "pause" && standing.length > 0 && !waiting) {
+      // Failures as of now (a launch above may have failed a node).
+      const failedNow = [...states].filter(([, s]) => FAILED_NODE_STATES.includes(s)).map(([id]) => id);
+      if (policy === "pause" && failedNow.length > 0 && !waiting) {
         setRun(
           "paused",
-          `failure policy pause: nothing else can advance while ${nodeList(standing.map((n) => n.node_id))} ${standing.length === 1 ? `is ${states.get(standing[0]!.node_id)}` : "are failed or blocked"}`,
+          `failure policy pause: nothing else can advance while ${nodeList(failedNow)} ${failedNow.length === 1 ? `is ${states.get(failedNow[0]!)}` : "are failed or blocked"}`,
         );
+        for (const id of failedNow) this.pausedFor.add(id);
       } else if (all.every((s) => FINISHED_NODE_STATES.includes(s))) {
         setRun(all.every((s) => s === "succeeded") ? "succeeded" : "failed", "converged");
       }
