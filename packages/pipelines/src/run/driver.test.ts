@@ -114,6 +114,26 @@ describe("drivePipelineRun: a run from start to end", () => {
     expect(mirrored).toEqual(await f().store.listEvents(f().runId));
   });
 
+  it.each([
+    ["a line that is not JSON", "not json at all"],
+    ["JSON that is not a stored event", '{"hello":"world"}'],
+  ])("rewrites events.jsonl from the store when its last line is %s", async (_what, line) => {
+    fx = await runFixture({ name: "Garbled", nodes: [node("a"), node("b", ["a"])] });
+    const executor = new ScriptedExecutor({
+      a: { outcomes: [{ status: "failed" }, { status: "succeeded" }] },
+    });
+    expect((await f().drive(executor)).stop).toBe("paused");
+    const file = join(f().runDir, "events.jsonl");
+    await writeFile(file, `${(await readFile(file, "utf8")).trim()}\n${line}\n`);
+    await control({ action: "retry_node", node_id: "a" });
+    expect((await f().drive(executor)).run.state).toBe("succeeded");
+    const mirrored = (await readFile(file, "utf8"))
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    expect(mirrored).toEqual(await f().store.listEvents(f().runId));
+  });
+
   it("replays events from any seq", async () => {
     fx = await runFixture({ name: "Two", nodes: [node("a"), node("b", ["a"])] });
     await f().drive(new ScriptedExecutor());

@@ -18,6 +18,16 @@ async function writeAtomic(file: string, text: string): Promise<void> {
   await rename(temp, file);
 }
 
+/** The `seq` of an events.jsonl line, or null when the line is not a stored event. */
+function seqOf(line: string): number | null {
+  try {
+    const seq = (JSON.parse(line) as Partial<StoredPipelineEvent> | null)?.seq;
+    return typeof seq === "number" && Number.isSafeInteger(seq) && seq >= 1 ? seq : null;
+  } catch {
+    return null;
+  }
+}
+
 /**
  * A run's records on disk (docs/records.md, "Pipeline runs"): per attempt `prompt.md` and `handoff.json` or
  * `error.json`, written whole (temporary file, then rename), and `events.jsonl`, an append-only mirror of
@@ -56,8 +66,12 @@ export class RunRecords {
       .slice(0, end)
       .split("\n")
       .filter((line) => line !== "");
-    const last = lines.length === 0 ? null : (JSON.parse(lines[lines.length - 1]!) as StoredPipelineEvent);
-    this.lastSeq = last?.seq ?? 0;
+    const last = lines.length === 0 ? 0 : seqOf(lines[lines.length - 1]!);
+    if (last === null) {
+      // Not a line this mirror wrote (edited, or another file): the store is the truth, write it again.
+      await writeAtomic(file, "");
+      this.lastSeq = 0;
+    } else this.lastSeq = last;
     this.appendEvents(await store.listEvents(runId, { fromSeq: this.lastSeq + 1 }));
   }
 
