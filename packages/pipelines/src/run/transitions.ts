@@ -107,7 +107,11 @@ export const DRIVER_NODE_TRANSITIONS: ReadonlyArray<{ from: NodeState; to: NodeS
 /** The changes the driver makes to the run. */
 export const DRIVER_RUN_TRANSITIONS: ReadonlyArray<{ from: RunState; to: RunState; when: string }> = [
   { from: "pending", to: "running", when: "a driver starts advancing it" },
-  { from: "running", to: "paused", when: "failure policy pause: a node failed or blocked" },
+  {
+    from: "running",
+    to: "paused",
+    when: "failure policy pause: a node failed or blocked (one the run has not paused for yet), or nothing else can advance while a failure stands",
+  },
   { from: "running", to: "succeeded", when: "every node succeeded (skipped nodes count)" },
   {
     from: "running",
