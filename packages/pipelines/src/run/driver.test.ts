@@ -979,6 +979,8 @@ describe("a record that cannot be written reaches the caller on every path", () 
     const error = await rejection(f().drive(executor));
     expect(error.message).toContain("events.jsonl");
     expect(executor.calls).toHaveLength(0);
+    // The run is left to the next driver at once, not when the lease expires.
+    expect(await f().store.getLease(f().runId)).toBeNull();
   });
 });
 

@@ -196,6 +196,9 @@ class RunDriver {
       (error: unknown) => error,
     );
     if (!outcome.ok) {
+      // Leave the run to the next driver at once rather than when the lease expires (best effort: the store
+      // itself may be what failed).
+      await this.store.releaseLease(this.runId, this.owner).catch(() => {});
       if (recordFailure === null || recordFailure === outcome.error) throw outcome.error;
       throw withContext(
         recordFailure,
