@@ -269,6 +269,113 @@ describe("the reference's Run states and Node states, each reached by a real run
   });
 });
 
+describe("the reference's Run control actions, one row each, through the API that does it", () => {
+  it("list_definitions, start, list_runs, inspect, pause/resume, cancel, approve_node, retry_node, skip_node, stop_sessions", async () => {
+    fx = await runFixture({
+      name: "Actions",
+      nodes: [node("a"), node("gate", ["a"], { requires_approval: true }), node("b", ["gate"])],
+    });
+    const { store } = f();
+    const seen = new Set<string>();
+    // list_definitions: the runnable ones are the published ones; a draft is listed as a draft only.
+    const draft = await store.createDefinition({ name: "Draft", nodes: [node("x")] });
+    const runnable = await store.listDefinitions({ status: "published" });
+    expect(runnable.map((d) => d.id)).toContain((await store.getRun(f().runId)).definition_id);
+    expect(runnable.map((d) => d.id)).not.toContain(draft.id);
+    seen.add("list_definitions");
+    // start: definition_id and task_input.
+    const started = await store.createRun({
+      definition_id: (await store.getRun(f().runId)).definition_id,
+      task_input: "second",
+    });
+    expect(started).toMatchObject({ state: "pending", task_input: "second" });
+    seen.add("start");
+    // list_runs: history and active runs.
+    expect((await store.listRuns()).map((r) => r.run_id).sort()).toEqual([f().runId, started.run_id].sort());
+    expect((await store.listRuns({ states: ["pending"] })).length).toBe(2);
+    seen.add("list_runs");
+    // pause / resume
+    expect(await control({ action: "pause" })).toMatchObject({
+      result: { ok: true },
+      run: { state: "paused" },
+    });
+    expect(await control({ action: "resume" })).toMatchObject({
+      result: { ok: true },
+      run: { state: "running" },
+    });
+    seen.add("pause / resume");
+    // approve_node: a waiting_approval node goes.
+    const executor = new ScriptedExecutor({
+      b: { outcomes: [{ status: "failed" }, { status: "succeeded" }] },
+    });
+    expect((await f().drive(executor, { stopAtGates: true })).stop).toBe("waiting_approval");
+    // inspect: the node states of the run.
+    expect((await store.getRunNodes(f().runId)).map((n) => [n.node_id, n.state])).toEqual([
+      ["a", "succeeded"],
+      ["gate", "waiting_approval"],
+      ["b", "pending"],
+    ]);
+    seen.add("inspect");
+    expect(await control({ action: "approve_node", node_id: "gate" })).toMatchObject({
+      result: { ok: true },
+    });
+    seen.add("approve_node");
+    expect((await f().drive(executor)).run.state).toBe("paused");
+    // retry_node: a failed node runs again.
+    expect(await control({ action: "retry_node", node_id: "b" })).toMatchObject({ result: { ok: true } });
+    expect((await f().drive(executor)).run.state).toBe("succeeded");
+    expect(executor.callsOf("b")).toHaveLength(2);
+    seen.add("retry_node");
+    // stop_sessions: after the run reached a terminal state.
+    const stopped: string[] = [];
+    const stop = await controlPipelineRun(
+      store,
+      f().runId,
+      { action: "stop_sessions" },
+      {
+        owner: "cli",
+        stopSessions: async (id) => {
+          stopped.push(id);
+        },
+      },
+    );
+    expect(stop.result).toEqual({ ok: true });
+    expect(stopped).toEqual([f().runId]);
+    seen.add("stop_sessions");
+    // skip_node with a note, and cancel, on the second run.
+    const second = (command: Parameters<typeof controlPipelineRun>[2]) =>
+      controlPipelineRun(store, started.run_id, command, { owner: "cli" });
+    expect(await second({ action: "skip_node", node_id: "a", note: "done already" })).toMatchObject({
+      result: { ok: true },
+    });
+    expect((await store.getRunNodes(started.run_id))[0]).toMatchObject({
+      state: "succeeded",
+      handoff: { summary: "done already", skipped: true },
+    });
+    seen.add("skip_node");
+    expect(await second({ action: "cancel" })).toMatchObject({
+      result: { ok: true },
+      run: { state: "canceled" },
+    });
+    seen.add("cancel");
+    // Every row of the reference's table.
+    expect([...seen].sort()).toEqual(
+      [
+        "list_definitions",
+        "list_runs",
+        "inspect",
+        "start",
+        "pause / resume",
+        "cancel",
+        "approve_node",
+        "retry_node",
+        "skip_node",
+        "stop_sessions",
+      ].sort(),
+    );
+  });
+});
+
 describe("failure policies with a fan-out and a join", () => {
   // a → (b, c) → j; x → y independent. b fails at once; x and y take a while.
   const definition = {
