@@ -536,7 +536,7 @@ describe("failure policies with a fan-out and a join", () => {
     expect(executor.calls).toHaveLength(0);
   });
 
-  it("fail_fast with two failures: the first retry is canceled again, the last one brings both back", async () => {
+  it("fail_fast with two failures: the run stays failed until the last is retried, then both run", async () => {
     fx = await runFixture(
       { name: "Two", nodes: [node("p"), node("q"), node("j", ["p", "q"])] },
       { failure_policy: "fail_fast" },
@@ -545,14 +545,42 @@ describe("failure policies with a fan-out and a join", () => {
     const executor = new ScriptedExecutor({ p: { outcomes: twice }, q: { outcomes: twice } });
     expect((await f().drive(executor)).run.state).toBe("failed");
     expect(await f().states()).toEqual({ p: "failed", q: "failed", j: "canceled" });
-    expect(await control({ action: "retry_node", node_id: "p" })).toMatchObject({ result: { ok: true } });
-    expect((await f().drive(executor)).run.state).toBe("failed");
-    expect(await f().states()).toEqual({ p: "canceled", q: "failed", j: "canceled" });
-    expect(await control({ action: "retry_node", node_id: "q" })).toMatchObject({ result: { ok: true } });
+    const before = (await f().store.listEvents(f().runId)).length;
+    const first = await control({ action: "retry_node", node_id: "p" });
+    expect(first).toMatchObject({ result: { ok: true }, run: { state: "failed" }, needsDriver: false });
+    expect(await f().states()).toEqual({ p: "pending", q: "failed", j: "canceled" });
+    // No failed → running → failed bounce, and no pending → canceled one.
+    const types = (await f().store.listEvents(f().runId)).slice(before).map((e) => e.event);
+    expect(types.filter((e) => e.type === "run_state")).toEqual([]);
+    expect(await control({ action: "retry_node", node_id: "q" })).toMatchObject({
+      result: { ok: true },
+      run: { state: "running" },
+      needsDriver: true,
+    });
     expect(await f().states()).toEqual({ p: "pending", q: "pending", j: "pending" });
     expect((await f().drive(executor)).run.state).toBe("succeeded");
-    for (const id of ["p", "q"]) expect(executor.callsOf(id)).toHaveLength(2);
+    for (const id of ["p", "q", "j"]) expect(executor.callsOf(id)).toHaveLength(id === "j" ? 1 : 2);
     expectLegalNodeEvents(await f().store.listEvents(f().runId));
+  });
+
+  it("fail_fast: skipping one of two failures keeps the run failed; skipping the other reopens it", async () => {
+    fx = await runFixture(
+      { name: "TwoSkip", nodes: [node("p"), node("q"), node("j", ["p", "q"])] },
+      { failure_policy: "fail_fast" },
+    );
+    const executor = new ScriptedExecutor({
+      p: { outcomes: [{ status: "failed" }] },
+      q: { outcomes: [{ status: "failed" }] },
+    });
+    expect((await f().drive(executor)).run.state).toBe("failed");
+    expect(await control({ action: "skip_node", node_id: "p", note: null })).toMatchObject({
+      run: { state: "failed" },
+    });
+    expect(await control({ action: "skip_node", node_id: "q", note: null })).toMatchObject({
+      run: { state: "running" },
+    });
+    expect((await f().drive(executor)).run.state).toBe("succeeded");
+    expect(executor.callsOf("j")).toHaveLength(1);
   });
 
   it("continue: skipping the cause brings the canceled node below it back", async () => {
