@@ -142,7 +142,21 @@ export function planControl(command: Command, snapshot: RunSnapshot): ControlDec
     } else if (command.action === "skip_node") {
       setNode(node, effect.to, { handoff: skipHandoff(command.note), error: null }, "skip_node");
     }
-    if (action === "retry_node" || action === "skip_node") restoreCanceled(snapshot, plan, setNode);
+    if (action === "retry_node" || action === "skip_node") {
+      restoreCanceled(snapshot, plan, setNode);
+      // fail_fast: a failed run reopens only once no failure is left; while another node is still failed or
+      // blocked nothing could run (the policy would cancel it), so the run stays failed, the node change is
+      // kept, and the retry or skip of the last failure reopens the run with all of them.
+      if (run.failure_policy === "fail_fast" && run.state === "failed" && plan.run === "running") {
+        const stillFailed = snapshot.nodes.some((n) =>
+          FAILED_NODE_STATES.includes(plan.nodes[n.node_id]?.state ?? n.state),
+        );
+        if (stillFailed) {
+          plan.run = null;
+          plan.events = plan.events.filter((e) => e.type !== "run_state");
+        }
+      }
+    }
   } else {
     for (const node of snapshot.nodes) {
       const effect = NODE_TRANSITIONS[action][node.state];

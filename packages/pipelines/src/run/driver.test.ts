@@ -269,6 +269,113 @@ describe("the reference's Run states and Node states, each reached by a real run
   });
 });
 
+describe("the reference's Run control actions, one row each, through the API that does it", () => {
+  it("list_definitions, start, list_runs, inspect, pause/resume, cancel, approve_node, retry_node, skip_node, stop_sessions", async () => {
+    fx = await runFixture({
+      name: "Actions",
+      nodes: [node("a"), node("gate", ["a"], { requires_approval: true }), node("b", ["gate"])],
+    });
+    const { store } = f();
+    const seen = new Set<string>();
+    // list_definitions: the runnable ones are the published ones; a draft is listed as a draft only.
+    const draft = await store.createDefinition({ name: "Draft", nodes: [node("x")] });
+    const runnable = await store.listDefinitions({ status: "published" });
+    expect(runnable.map((d) => d.id)).toContain((await store.getRun(f().runId)).definition_id);
+    expect(runnable.map((d) => d.id)).not.toContain(draft.id);
+    seen.add("list_definitions");
+    // start: definition_id and task_input.
+    const started = await store.createRun({
+      definition_id: (await store.getRun(f().runId)).definition_id,
+      task_input: "second",
+    });
+    expect(started).toMatchObject({ state: "pending", task_input: "second" });
+    seen.add("start");
+    // list_runs: history and active runs.
+    expect((await store.listRuns()).map((r) => r.run_id).sort()).toEqual([f().runId, started.run_id].sort());
+    expect((await store.listRuns({ states: ["pending"] })).length).toBe(2);
+    seen.add("list_runs");
+    // pause / resume
+    expect(await control({ action: "pause" })).toMatchObject({
+      result: { ok: true },
+      run: { state: "paused" },
+    });
+    expect(await control({ action: "resume" })).toMatchObject({
+      result: { ok: true },
+      run: { state: "running" },
+    });
+    seen.add("pause / resume");
+    // approve_node: a waiting_approval node goes.
+    const executor = new ScriptedExecutor({
+      b: { outcomes: [{ status: "failed" }, { status: "succeeded" }] },
+    });
+    expect((await f().drive(executor, { stopAtGates: true })).stop).toBe("waiting_approval");
+    // inspect: the node states of the run.
+    expect((await store.getRunNodes(f().runId)).map((n) => [n.node_id, n.state])).toEqual([
+      ["a", "succeeded"],
+      ["gate", "waiting_approval"],
+      ["b", "pending"],
+    ]);
+    seen.add("inspect");
+    expect(await control({ action: "approve_node", node_id: "gate" })).toMatchObject({
+      result: { ok: true },
+    });
+    seen.add("approve_node");
+    expect((await f().drive(executor)).run.state).toBe("paused");
+    // retry_node: a failed node runs again.
+    expect(await control({ action: "retry_node", node_id: "b" })).toMatchObject({ result: { ok: true } });
+    expect((await f().drive(executor)).run.state).toBe("succeeded");
+    expect(executor.callsOf("b")).toHaveLength(2);
+    seen.add("retry_node");
+    // stop_sessions: after the run reached a terminal state.
+    const stopped: string[] = [];
+    const stop = await controlPipelineRun(
+      store,
+      f().runId,
+      { action: "stop_sessions" },
+      {
+        owner: "cli",
+        stopSessions: async (id) => {
+          stopped.push(id);
+        },
+      },
+    );
+    expect(stop.result).toEqual({ ok: true });
+    expect(stopped).toEqual([f().runId]);
+    seen.add("stop_sessions");
+    // skip_node with a note, and cancel, on the second run.
+    const second = (command: Parameters<typeof controlPipelineRun>[2]) =>
+      controlPipelineRun(store, started.run_id, command, { owner: "cli" });
+    expect(await second({ action: "skip_node", node_id: "a", note: "done already" })).toMatchObject({
+      result: { ok: true },
+    });
+    expect((await store.getRunNodes(started.run_id))[0]).toMatchObject({
+      state: "succeeded",
+      handoff: { summary: "done already", skipped: true },
+    });
+    seen.add("skip_node");
+    expect(await second({ action: "cancel" })).toMatchObject({
+      result: { ok: true },
+      run: { state: "canceled" },
+    });
+    seen.add("cancel");
+    // Every row of the reference's table.
+    expect([...seen].sort()).toEqual(
+      [
+        "list_definitions",
+        "list_runs",
+        "inspect",
+        "start",
+        "pause / resume",
+        "cancel",
+        "approve_node",
+        "retry_node",
+        "skip_node",
+        "stop_sessions",
+      ].sort(),
+    );
+  });
+});
+
 describe("failure policies with a fan-out and a join", () => {
   // a → (b, c) → j; x → y independent. b fails at once; x and y take a while.
   const definition = {
@@ -429,7 +536,7 @@ describe("failure policies with a fan-out and a join", () => {
     expect(executor.calls).toHaveLength(0);
   });
 
-  it("fail_fast with two failures: the first retry is canceled again, the last one brings both back", async () => {
+  it("fail_fast with two failures: the run stays failed until the last is retried, then both run", async () => {
     fx = await runFixture(
       { name: "Two", nodes: [node("p"), node("q"), node("j", ["p", "q"])] },
       { failure_policy: "fail_fast" },
@@ -438,14 +545,42 @@ describe("failure policies with a fan-out and a join", () => {
     const executor = new ScriptedExecutor({ p: { outcomes: twice }, q: { outcomes: twice } });
     expect((await f().drive(executor)).run.state).toBe("failed");
     expect(await f().states()).toEqual({ p: "failed", q: "failed", j: "canceled" });
-    expect(await control({ action: "retry_node", node_id: "p" })).toMatchObject({ result: { ok: true } });
-    expect((await f().drive(executor)).run.state).toBe("failed");
-    expect(await f().states()).toEqual({ p: "canceled", q: "failed", j: "canceled" });
-    expect(await control({ action: "retry_node", node_id: "q" })).toMatchObject({ result: { ok: true } });
+    const before = (await f().store.listEvents(f().runId)).length;
+    const first = await control({ action: "retry_node", node_id: "p" });
+    expect(first).toMatchObject({ result: { ok: true }, run: { state: "failed" }, needsDriver: false });
+    expect(await f().states()).toEqual({ p: "pending", q: "failed", j: "canceled" });
+    // No failed → running → failed bounce, and no pending → canceled one.
+    const types = (await f().store.listEvents(f().runId)).slice(before).map((e) => e.event);
+    expect(types.filter((e) => e.type === "run_state")).toEqual([]);
+    expect(await control({ action: "retry_node", node_id: "q" })).toMatchObject({
+      result: { ok: true },
+      run: { state: "running" },
+      needsDriver: true,
+    });
     expect(await f().states()).toEqual({ p: "pending", q: "pending", j: "pending" });
     expect((await f().drive(executor)).run.state).toBe("succeeded");
-    for (const id of ["p", "q"]) expect(executor.callsOf(id)).toHaveLength(2);
+    for (const id of ["p", "q", "j"]) expect(executor.callsOf(id)).toHaveLength(id === "j" ? 1 : 2);
     expectLegalNodeEvents(await f().store.listEvents(f().runId));
+  });
+
+  it("fail_fast: skipping one of two failures keeps the run failed; skipping the other reopens it", async () => {
+    fx = await runFixture(
+      { name: "TwoSkip", nodes: [node("p"), node("q"), node("j", ["p", "q"])] },
+      { failure_policy: "fail_fast" },
+    );
+    const executor = new ScriptedExecutor({
+      p: { outcomes: [{ status: "failed" }] },
+      q: { outcomes: [{ status: "failed" }] },
+    });
+    expect((await f().drive(executor)).run.state).toBe("failed");
+    expect(await control({ action: "skip_node", node_id: "p", note: null })).toMatchObject({
+      run: { state: "failed" },
+    });
+    expect(await control({ action: "skip_node", node_id: "q", note: null })).toMatchObject({
+      run: { state: "running" },
+    });
+    expect((await f().drive(executor)).run.state).toBe("succeeded");
+    expect(executor.callsOf("j")).toHaveLength(1);
   });
 
   it("continue: skipping the cause brings the canceled node below it back", async () => {
@@ -979,6 +1114,8 @@ describe("a record that cannot be written reaches the caller on every path", () 
     const error = await rejection(f().drive(executor));
     expect(error.message).toContain("events.jsonl");
     expect(executor.calls).toHaveLength(0);
+    // The run is left to the next driver at once, not when the lease expires.
+    expect(await f().store.getLease(f().runId)).toBeNull();
   });
 });
 

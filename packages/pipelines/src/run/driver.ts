@@ -196,6 +196,9 @@ class RunDriver {
       (error: unknown) => error,
     );
     if (!outcome.ok) {
+      // Leave the run to the next driver at once rather than when the lease expires (best effort: the store
+      // itself may be what failed).
+      await this.store.releaseLease(this.runId, this.owner).catch(() => {});
       if (recordFailure === null || recordFailure === outcome.error) throw outcome.error;
       throw withContext(
         recordFailure,
@@ -542,8 +545,7 @@ class RunDriver {
     if (runState === "running" && this.inFlight.size === 0 && launches.length === 0) {
       const all = [...states.values()];
       const waiting = all.some((s) => s === "waiting_approval");
-      // Failures as of now (a launch above may have failed a node).
-      const failedNow = [...states].filter(([, s]) => FAILED_NODE_STATES.includes(s)).map(([id]) => id);
+      const failedNow = standing.map((n) => n.node_id);
       if (policy === "pause" && failedNow.length > 0 && !waiting) {
         setRun(
           "paused",

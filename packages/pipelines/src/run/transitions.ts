@@ -45,7 +45,9 @@ export const RUN_TRANSITIONS: Readonly<Record<ControlAction, Readonly<Record<Run
   resume: runRow({ paused: to("running") }),
   cancel: runRow({ pending: to("canceled"), running: to("canceled"), paused: to("canceled") }),
   approve_node: runRow({ pending: "same", running: "same", paused: "same" }),
-  // Retrying or skipping is how a paused run continues, and how a failed run is reopened.
+  // Retrying or skipping is how a paused run continues, and how a failed run is reopened. planControl adds
+  // two conditions: resume under pause while a failure stands is refused; under fail_fast a failed run
+  // stays failed while another failure stands.
   retry_node: runRow({ pending: "same", running: "same", paused: to("running"), failed: to("running") }),
   skip_node: runRow({ pending: "same", running: "same", paused: to("running"), failed: to("running") }),
   stop_sessions: runRow({ succeeded: "same", failed: "same", canceled: "same" }),
