@@ -54,6 +54,11 @@ export function createPipelineNodeExecutor(options: PipelineNodeExecutorOptions)
   const sessions = new Map<string, NodeSession>();
   /** Attempts working in each repository now (runId + repository root → count): the default isolate policy. */
   const inRepository = new Map<string, number>();
+  /**
+   * The repository of each node directory, per run (runId + directory → its root or null): asked of git once,
+   * not on every attempt (the pipeline bench's profile found a `git rev-parse` per attempt).
+   */
+  const repositories = new Map<string, Promise<string | null>>();
   let counter = 0;
   const shared = new NativeShared();
 
@@ -62,7 +67,13 @@ export function createPipelineNodeExecutor(options: PipelineNodeExecutorOptions)
     resolved: ResolvedNode,
     repoKey: { key: string | null },
   ): Promise<{ workspace: string; worktree: NodeWorktree | null }> {
-    const repository = await repositoryOf(resolved.cwd);
+    const cacheKey = `${request.runId}\u0000${resolved.cwd}`;
+    let lookup = repositories.get(cacheKey);
+    if (lookup === undefined) {
+      lookup = repositoryOf(resolved.cwd);
+      repositories.set(cacheKey, lookup);
+    }
+    const repository = await lookup;
     const key = repository === null ? null : `${request.runId}\u0000${repository}`;
     const others = key === null ? 0 : (inRepository.get(key) ?? 0);
     if (key !== null) {
@@ -361,11 +372,13 @@ export function createPipelineNodeExecutor(options: PipelineNodeExecutorOptions)
     async stopSessions(runId) {
       const mine = [...sessions.values()].filter((s) => s.runId === runId);
       for (const s of mine) sessions.delete(s.ref);
+      for (const key of repositories.keys()) if (key.startsWith(`${runId}\u0000`)) repositories.delete(key);
       await Promise.all(mine.map((s) => s.close().catch(() => undefined)));
     },
     async close() {
       const all = [...sessions.values()];
       sessions.clear();
+      repositories.clear();
       await Promise.all(all.map((s) => s.close().catch(() => undefined)));
       await shared.close();
     },
