@@ -12,6 +12,17 @@
  * const report = await run.result; // → { status: "finished", outcome: "completed", outputs: [{ text: "Hello", … }], … }
  * await engine.close();
  */
+
+export {
+  DEFINITION_SOURCES,
+  DEFINITION_STATUSES,
+  type DefinitionFilter,
+  type ExpectedRevision,
+  PIPELINE_STORE_CODES,
+  type PipelineStoreCode,
+  type StoredDefinition,
+  StoredDefinitionSchema,
+} from "@icode/pipelines";
 export type { WorkerWarning } from "@icode/python-bridge";
 export type { Diagnostic } from "@icode/workflow-errors";
 export type {
@@ -40,6 +51,11 @@ export {
 } from "./history";
 export { type ListedWorkflow, ListedWorkflowSchema, type ListResult, listWorkflowsFor } from "./list";
 export type { ExecutorIO, FoundWorkflow, PreparedWorkflow, PrepareOptions, WorkflowLoader } from "./loader";
+export {
+  type EnginePipelines,
+  type PipelineSource,
+  pipelinesFor,
+} from "./pipelines/definitions";
 export type { WorkflowPreview } from "./preview";
 export { type RunCallbacks, type RunRequest, RunRequestSchema } from "./request";
 export type { FinishedRun, RejectedRun, RunRejectionCode, RunReport } from "./run/report";
