@@ -7,6 +7,7 @@ const COMMANDS = [
   "workflow-run",
   "trajectory-export",
   "history",
+  "pipeline",
   "completion",
 ];
 

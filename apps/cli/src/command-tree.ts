@@ -180,6 +180,161 @@ export const TRAJECTORY_EXPORT = {
   bundle: "trajectory-export",
 } as const satisfies CommandSpec;
 
+const PIPELINE_ID = {
+  name: "pipeline-id",
+  summary: "A stored pipeline's ID (see: icode pipeline list), e.g. builtin/review-fan-out",
+  completes: "pipeline",
+} as const;
+
+const EXPECTED_REVISION = {
+  name: "expected-revision",
+  value: "N",
+  summary: "Refuse the change unless the definition is at revision N (someone else changed it first)",
+} as const satisfies OptionSpec;
+
+const PIPELINE_ERRORS = `Errors go to stderr as "icode: <message> [<code>]" and a "help:" line; with --json the error object
+is on stdout. Exit codes: 0 done, 1 refused or failed, 2 bad arguments.`;
+
+export const PIPELINE_VALIDATE = {
+  path: ["pipeline", "validate"],
+  summary: "Check a pipeline's JSON file like a compiler",
+  description: `Check a JSON pipeline file as it would be imported, published and run: the JSON and the definition schema,
+dependencies (unknown, self, cycles), reuse_session_of, template variables, output schemas, runtimes, and
+that every profile and model resolves on this computer. Each problem has its JSON pointer and line:column.
+Reports like icode workflow validate, in text or as the same version-1 JSON report; stores nothing.`,
+  args: [
+    {
+      name: "path",
+      summary: "The pipeline's .json file, relative to the current directory",
+      completes: "file",
+    },
+  ],
+  options: [
+    JSON_OPTION("Print the version-1 JSON report instead of text (both go to stdout)"),
+    {
+      name: "quiet",
+      short: "q",
+      summary: "Print nothing when it passes (a failure still prints the report)",
+    },
+  ],
+  notes: `Stages, in order, stopping at the first that fails:
+  resolve, read, load, graph, bindings (metadata and environment are always skipped)
+
+Exit codes: 0 PASS (warnings allowed), 1 FAIL, 2 bad arguments.`,
+  bundle: "pipeline",
+} as const satisfies CommandSpec;
+
+export const PIPELINE_IMPORT = {
+  path: ["pipeline", "import"],
+  summary: "Store a pipeline's JSON file as a new draft",
+  description: `Store a JSON pipeline file as a new user draft at revision 1. The file must fit the definition schema; the
+other checks run when it is published. A draft cannot be run: publish it first.`,
+  args: [
+    {
+      name: "file",
+      summary: "The pipeline's .json file, relative to the current directory",
+      completes: "file",
+    },
+  ],
+  options: [
+    {
+      name: "id",
+      value: "ID",
+      summary: "The new definition's ID (lowercase letters, digits, -); default: made from its name",
+    },
+    JSON_OPTION('Print {"version": 1, "definition": {...}} with the stored definition\'s summary'),
+  ],
+  notes: PIPELINE_ERRORS,
+  bundle: "pipeline",
+} as const satisfies CommandSpec;
+
+export const PIPELINE_EXPORT = {
+  path: ["pipeline", "export"],
+  summary: "Print a stored pipeline as JSON, importable again",
+  description:
+    "Print a stored pipeline definition as JSON (2-space indented, every default filled in, no lifecycle fields).",
+  args: [PIPELINE_ID],
+  options: [
+    {
+      name: "out",
+      value: "PATH",
+      summary: "Write it to this file instead ('-', the default: standard output)",
+      completes: "file",
+    },
+  ],
+  notes: PIPELINE_ERRORS,
+  bundle: "pipeline",
+} as const satisfies CommandSpec;
+
+export const PIPELINE_LIST = {
+  path: ["pipeline", "list"],
+  summary: "List the stored pipelines",
+  description: `List the stored pipeline definitions by ID: your own (drafts and published) and the built-in ones
+(builtin/<name>, published and locked: copy one to change it).`,
+  args: [],
+  options: [
+    {
+      name: "status",
+      value: "STATUS",
+      summary: "Only drafts or only published definitions",
+      choices: ["draft", "published"],
+    },
+    JSON_OPTION('Print {"version": 1, "definitions": [{"id", "name", "status", "revision", ...}]}'),
+  ],
+  notes: PIPELINE_ERRORS,
+  bundle: "pipeline",
+} as const satisfies CommandSpec;
+
+export const PIPELINE_SHOW = {
+  path: ["pipeline", "show"],
+  summary: "Show one stored pipeline: lifecycle and nodes",
+  description: "Show one stored pipeline definition: its status, revision, source and lock, and its nodes.",
+  args: [PIPELINE_ID],
+  options: [JSON_OPTION('Print {"version": 1, "definition": {...}} with the whole stored definition')],
+  notes: PIPELINE_ERRORS,
+  bundle: "pipeline",
+} as const satisfies CommandSpec;
+
+export const PIPELINE_PUBLISH = {
+  path: ["pipeline", "publish"],
+  summary: "Make a draft runnable once it passes every check",
+  description: `Publish a draft: it must pass every check of icode pipeline validate, profiles and models included; its
+revision goes up by one. Publishing a published definition changes nothing. Built-in pipelines are locked.`,
+  args: [PIPELINE_ID],
+  options: [
+    EXPECTED_REVISION,
+    JSON_OPTION('Print {"version": 1, "definition": {...}} with the published definition\'s summary'),
+  ],
+  notes: PIPELINE_ERRORS,
+  bundle: "pipeline",
+} as const satisfies CommandSpec;
+
+export const PIPELINE_COPY = {
+  path: ["pipeline", "copy"],
+  summary: "Copy a pipeline into a new draft you can change",
+  description: `Copy a stored pipeline (a locked built-in one, or your own) into a new user draft at revision 1: how a locked
+definition is changed.`,
+  args: [PIPELINE_ID],
+  options: [
+    { name: "id", value: "NEW", summary: "The copy's ID; default: made from its name" },
+    { name: "name", value: "NAME", summary: "The copy's name; default: the original's with \" (copy)\"" },
+    JSON_OPTION('Print {"version": 1, "definition": {...}} with the copy\'s summary'),
+  ],
+  notes: PIPELINE_ERRORS,
+  bundle: "pipeline",
+} as const satisfies CommandSpec;
+
+export const PIPELINE_DELETE = {
+  path: ["pipeline", "delete"],
+  summary: "Delete one of your stored pipelines",
+  description:
+    "Delete a user pipeline definition. Built-in pipelines are locked. Runs keep their own snapshot.",
+  args: [PIPELINE_ID],
+  options: [EXPECTED_REVISION, JSON_OPTION('Print {"version": 1, "id", "deleted": true}')],
+  notes: PIPELINE_ERRORS,
+  bundle: "pipeline",
+} as const satisfies CommandSpec;
+
 const COMPLETION = {
   path: ["completion"],
   summary: "Print a shell completion script",
@@ -203,6 +358,20 @@ export const TREE: CommandTree = {
     },
     { name: "runs", summary: "Look at recorded runs.", commands: [RUNS_LIST, RUNS_SHOW, RUNS_LOGS] },
     { name: "sessions", summary: "Look at recorded workflow sessions.", commands: [SESSIONS_LIST] },
+    {
+      name: "pipeline",
+      summary: "Manage JSON agent pipelines.",
+      commands: [
+        PIPELINE_LIST,
+        PIPELINE_SHOW,
+        PIPELINE_VALIDATE,
+        PIPELINE_IMPORT,
+        PIPELINE_EXPORT,
+        PIPELINE_PUBLISH,
+        PIPELINE_COPY,
+        PIPELINE_DELETE,
+      ],
+    },
     { name: "trajectory", summary: "Export recorded runs for analysis.", commands: [TRAJECTORY_EXPORT] },
   ],
   commands: [COMPLETION],

@@ -25,6 +25,7 @@ const SOURCES: Record<BundleName, () => Promise<{ command: Command }>> = {
   "workflow-run": () => import("./commands/workflow-run"),
   "trajectory-export": () => import("./commands/trajectory-export"),
   history: () => import("./commands/history"),
+  pipeline: () => import("./commands/pipeline"),
   completion: () => import("./commands/completion"),
 };
 

@@ -5,7 +5,7 @@
  */
 
 /** What a shell completes for an argument or an option's value. */
-export type Completes = "workflow" | "file" | "session" | "run" | "none";
+export type Completes = "workflow" | "pipeline" | "file" | "session" | "run" | "none";
 
 export interface OptionSpec {
   /** The long name without dashes: `input` for `--input`. */
@@ -35,6 +35,7 @@ export type BundleName =
   | "workflow-run"
   | "trajectory-export"
   | "history"
+  | "pipeline"
   | "completion";
 
 export interface CommandSpec {

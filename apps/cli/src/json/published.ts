@@ -2,6 +2,12 @@ import { ValidateReportSchema } from "@icode/workflow-engine";
 import type { z } from "zod";
 import { CliErrorJsonSchema, RunFailureJsonSchema } from "./error";
 import { RunLogsJsonSchema, RunShowJsonSchema, RunsListJsonSchema, SessionsListJsonSchema } from "./history";
+import {
+  PipelineChangeJsonSchema,
+  PipelineDeleteJsonSchema,
+  PipelineListJsonSchema,
+  PipelineShowJsonSchema,
+} from "./pipeline";
 import { RunResultJsonSchema } from "./run-result";
 import { WorkflowListJsonSchema } from "./workflow-list";
 
@@ -19,4 +25,8 @@ export const PUBLISHED_SCHEMAS: Record<string, z.ZodType> = {
   "runs-list": RunsListJsonSchema,
   "run-show": RunShowJsonSchema,
   "run-logs": RunLogsJsonSchema,
+  "pipeline-list": PipelineListJsonSchema,
+  "pipeline-show": PipelineShowJsonSchema,
+  "pipeline-change": PipelineChangeJsonSchema,
+  "pipeline-delete": PipelineDeleteJsonSchema,
 };

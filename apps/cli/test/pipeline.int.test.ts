@@ -1,0 +1,391 @@
+/**
+ * `icode pipeline list|show|validate|import|export|publish|copy|delete` through the built CLI, on a real
+ * SQLite file in a temporary configuration directory: every command, each error code path with its hint,
+ * the built-ins listed as locked, the lifecycle (import → draft → publish → revision), and
+ * `--expected-revision` conflicts. Reads outputs as a user would; imports nothing of the code under test.
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import type { CliResult } from "@icode/test-utils";
+import { describe, expect, it } from "vitest";
+import { icode, type Project, project } from "./run-helpers";
+
+const PIPELINE = `{
+  "name": "Plan and build",
+  "description": "Plans, then builds.",
+  "nodes": [
+    { "id": "plan", "name": "Plan", "prompt_template": "Plan: {{task}}" },
+    {
+      "id": "build",
+      "name": "Build",
+      "prompt_template": "Build {{upstream.plan.summary}}",
+      "depends_on": ["plan"],
+      "requires_approval": true
+    }
+  ]
+}
+`;
+
+/** The same pipeline with an unknown dependency: loads (a draft may be stored) but does not validate. */
+const BROKEN = PIPELINE.replace('"depends_on": ["plan"]', '"depends_on": ["plan", "nope"]');
+
+const BUILTINS = ["builtin/docs-and-tests", "builtin/plan-implement-review", "builtin/review-fan-out"];
+
+/** stdout of a `--json` command: one line, one object. */
+function json(r: CliResult): Record<string, unknown> {
+  expect(r.stdout.endsWith("\n"), r.stderr).toBe(true);
+  expect(r.stdout.slice(0, -1)).not.toContain("\n");
+  return JSON.parse(r.stdout) as Record<string, unknown>;
+}
+
+/** A refusal: exit 1, `icode: … [code]` and a help line on stderr; with `--json` the error object on stdout. */
+function refused(r: CliResult, code: string, help: string | RegExp): void {
+  expect(r.exitCode, r.stderr).toBe(1);
+  expect(r.stderr).toMatch(new RegExp(`^icode: .*\\[${code}\\]$`, "m"));
+  expect(r.stderr).toMatch(typeof help === "string" ? `  help: ${help}` : help);
+}
+
+function refusedJson(r: CliResult, code: string): Record<string, unknown> {
+  expect(r.exitCode, r.stderr).toBe(1);
+  const error = json(r).error as Record<string, unknown>;
+  expect(error).toMatchObject({ code, message: expect.any(String) });
+  return error;
+}
+
+const withPipelines = (): Project => project({ "p.json": PIPELINE, "broken.json": BROKEN });
+
+describe("icode pipeline", () => {
+  it("lists the built-ins as published and locked, from a database made on first use", async () => {
+    const p = withPipelines();
+    expect(existsSync(join(p.home, "pipelines.db"))).toBe(false);
+    const text = await icode(p, ["pipeline", "list"]);
+    expect(text.exitCode, text.stderr).toBe(0);
+    expect(existsSync(join(p.home, "pipelines.db"))).toBe(true);
+    const lines = text.stdout.trimEnd().split("\n");
+    expect(lines[0]).toMatch(/^ID\s+Status\s+Revision\s+Source\s+Nodes\s+Name$/);
+    expect(lines.slice(1).map((l) => l.split(/\s+/)[0])).toEqual(BUILTINS);
+    for (const l of lines.slice(1)) expect(l).toMatch(/\spublished\s+1\s+builtin \(locked\)\s+\d+\s+\S/);
+
+    const listed = json(await icode(p, ["pipeline", "list", "--json"]));
+    expect(listed.version).toBe(1);
+    const definitions = listed.definitions as Record<string, unknown>[];
+    expect(definitions.map((d) => d.id)).toEqual(BUILTINS);
+    for (const d of definitions) {
+      expect(Object.keys(d).sort()).toEqual(
+        [
+          "description",
+          "id",
+          "locked",
+          "name",
+          "node_count",
+          "published_at",
+          "revision",
+          "source",
+          "status",
+          "updated_at",
+        ].sort(),
+      );
+      expect(d).toMatchObject({ locked: true, source: "builtin", status: "published", revision: 1 });
+    }
+    const drafts = await icode(p, ["pipeline", "list", "--status", "draft"]);
+    expect(drafts).toMatchObject({
+      exitCode: 0,
+      stdout: "No draft pipelines. See all with: icode pipeline list\n",
+    });
+    expect(json(await icode(p, ["pipeline", "list", "--status", "draft", "--json"]))).toEqual({
+      version: 1,
+      definitions: [],
+    });
+  });
+
+  it("validates a file with JSON pointers and line:column, the report and exit codes of workflow validate", async () => {
+    const p = withPipelines();
+    const pass = await icode(p, ["pipeline", "validate", "p.json"]);
+    expect(pass.exitCode, pass.stdout).toBe(0);
+    expect(pass.stdout).toMatch(/^PASS /m);
+    expect((await icode(p, ["pipeline", "validate", "-q", "p.json"])).stdout).toBe("");
+
+    const fail = await icode(p, ["pipeline", "validate", "broken.json"]);
+    expect(fail.exitCode).toBe(1);
+    expect(fail.stdout).toContain(
+      './broken.json:10:30: error: node "build" depends on "nope", which is not a node of this pipeline [pipeline_unknown_dependency]',
+    );
+    expect(fail.stdout).toMatch(/^FAIL broken\.json: 1 error$/m);
+    expect(fail.stderr).toBe("");
+
+    const report = json(await icode(p, ["pipeline", "validate", "broken.json", "--json"]));
+    expect(report).toMatchObject({ version: 1, status: "fail" });
+    expect(report.diagnostics).toEqual([
+      expect.objectContaining({
+        code: "pipeline_unknown_dependency",
+        stage: "graph",
+        pointer: "/nodes/1/depends_on/1",
+        line: 10,
+        column: 30,
+        file: join(p.dir, "broken.json"),
+      }),
+    ]);
+    const stages = Object.fromEntries(
+      (report.stages as { name: string; status: string }[]).map((s) => [s.name, s.status]),
+    );
+    expect(stages).toEqual({
+      resolve: "pass",
+      read: "pass",
+      metadata: "skipped",
+      environment: "skipped",
+      load: "pass",
+      graph: "fail",
+      bindings: "skipped",
+    });
+    const passed = json(await icode(p, ["pipeline", "validate", "p.json", "--json"]));
+    expect(passed.stages).toContainEqual({ name: "bindings", status: "pass" });
+
+    const missing = await icode(p, ["pipeline", "validate", "nope.json"]);
+    expect(missing.exitCode).toBe(1);
+    expect(missing.stdout).toContain("[pipeline_file_not_found]");
+    // A usage error: exit 2, nothing on stdout.
+    const usage = await icode(p, ["pipeline", "validate"]);
+    expect(usage).toMatchObject({ exitCode: 2, stdout: "" });
+  });
+
+  it("reports a profile that does not resolve in the bindings stage, at its pointer", async () => {
+    const p = project({
+      "p.json": PIPELINE.replace('"name": "Plan",', '"name": "Plan", "profile_id": "Nobody",'),
+    });
+    const r = await icode(p, ["pipeline", "validate", "p.json", "--json"]);
+    expect(r.exitCode).toBe(1);
+    expect(json(r).diagnostics).toEqual([
+      expect.objectContaining({
+        code: "agent_profile_missing",
+        stage: "bindings",
+        pointer: "/nodes/0/profile_id",
+      }),
+    ]);
+  });
+
+  it("goes through the lifecycle: import → draft → publish → revision, then export, copy and delete", async () => {
+    const p = withPipelines();
+    const imported = await icode(p, ["pipeline", "import", "p.json"]);
+    expect(imported.exitCode, imported.stderr).toBe(0);
+    expect(imported.stdout).toBe(
+      "imported p.json as plan-and-build (draft, revision 1)\n  next: icode pipeline publish plan-and-build\n",
+    );
+    const shown = json(await icode(p, ["pipeline", "show", "plan-and-build", "--json"]));
+    expect(shown.definition).toMatchObject({
+      id: "plan-and-build",
+      status: "draft",
+      revision: 1,
+      source: "user",
+      locked: false,
+      published_at: null,
+      definition: { name: "Plan and build", failure_policy: "pause", auto_supervise: true },
+    });
+    const showText = await icode(p, ["pipeline", "show", "plan-and-build"]);
+    expect(showText.stdout).toContain("pipeline plan-and-build · Plan and build\n");
+    expect(showText.stdout).toContain("draft, revision 1 · failure policy pause · auto-supervise on");
+    expect(showText.stdout).toMatch(/^ {2}build\s+Build\s+plan\s+-\s+auto\s+approval$/m);
+    expect(showText.stdout).toContain("draft: publish it to run it: icode pipeline publish plan-and-build");
+    expect((await icode(p, ["pipeline", "list", "--status", "draft"])).stdout).toContain("plan-and-build");
+
+    const published = await icode(p, ["pipeline", "publish", "plan-and-build", "--expected-revision", "1"]);
+    expect(published).toMatchObject({ exitCode: 0, stdout: "published plan-and-build (revision 2)\n" });
+    const again = await icode(p, ["pipeline", "publish", "plan-and-build"]);
+    expect(again.stdout).toBe("plan-and-build is already published (revision 2); nothing changed\n");
+    const publishedJson = json(await icode(p, ["pipeline", "publish", "plan-and-build", "--json"]));
+    expect(publishedJson).toMatchObject({
+      version: 1,
+      definition: { id: "plan-and-build", status: "published", revision: 2, node_count: 2 },
+    });
+
+    const exported = await icode(p, ["pipeline", "export", "plan-and-build"]);
+    expect(exported.exitCode).toBe(0);
+    const definition = JSON.parse(exported.stdout) as Record<string, unknown>;
+    expect(definition).toMatchObject({ name: "Plan and build", failure_policy: "pause" });
+    expect(definition).not.toHaveProperty("status");
+    const out = await icode(p, ["pipeline", "export", "plan-and-build", "--out", "again.json"]);
+    expect(out).toMatchObject({ exitCode: 0, stdout: "" });
+    expect(readFileSync(join(p.dir, "again.json"), "utf8")).toBe(exported.stdout);
+    // What export writes imports again.
+    const reimported = json(await icode(p, ["pipeline", "import", "again.json", "--id", "second", "--json"]));
+    expect(reimported).toMatchObject({
+      version: 1,
+      definition: { id: "second", status: "draft", revision: 1 },
+    });
+
+    const copied = await icode(p, [
+      "pipeline",
+      "copy",
+      "builtin/review-fan-out",
+      "--id",
+      "my-review",
+      "--name",
+      "Mine",
+    ]);
+    expect(copied.stdout).toBe(
+      "copied builtin/review-fan-out to my-review (draft, revision 1)\n  next: icode pipeline publish my-review\n",
+    );
+    const copy = json(await icode(p, ["pipeline", "show", "my-review", "--json"])).definition as Record<
+      string,
+      unknown
+    >;
+    expect(copy).toMatchObject({ name: "Mine", source: "user", locked: false, status: "draft" });
+    const defaultCopy = json(await icode(p, ["pipeline", "copy", "builtin/docs-and-tests", "--json"]));
+    expect(defaultCopy.definition).toMatchObject({
+      id: "tests-and-docs-pass-copy",
+      name: "Tests and docs pass (copy)",
+    });
+
+    expect(await icode(p, ["pipeline", "delete", "second"])).toMatchObject({
+      exitCode: 0,
+      stdout: "deleted second\n",
+    });
+    expect(json(await icode(p, ["pipeline", "delete", "my-review", "--json"]))).toEqual({
+      version: 1,
+      id: "my-review",
+      deleted: true,
+    });
+    const ids = (json(await icode(p, ["pipeline", "list", "--json"])).definitions as { id: string }[]).map(
+      (d) => d.id,
+    );
+    expect(ids).toEqual([...BUILTINS, "plan-and-build", "tests-and-docs-pass-copy"]);
+  });
+
+  it("refuses a stale --expected-revision with pipeline_revision_conflict, changing nothing", async () => {
+    const p = withPipelines();
+    await icode(p, ["pipeline", "import", "p.json"]);
+    const stale = await icode(p, ["pipeline", "publish", "plan-and-build", "--expected-revision", "2"]);
+    refused(
+      stale,
+      "pipeline_revision_conflict",
+      "someone changed it first; see its revision with: icode pipeline show plan-and-build",
+    );
+    expect(stale.stderr).toContain("is at revision 1, not the expected revision 2");
+    expect(stale.stdout).toBe("");
+    const staleJson = await icode(p, [
+      "pipeline",
+      "delete",
+      "plan-and-build",
+      "--expected-revision",
+      "5",
+      "--json",
+    ]);
+    expect(refusedJson(staleJson, "pipeline_revision_conflict").hint).toContain(
+      "icode pipeline show plan-and-build",
+    );
+    const still = json(await icode(p, ["pipeline", "show", "plan-and-build", "--json"])).definition;
+    expect(still).toMatchObject({ status: "draft", revision: 1 });
+    // Not a whole number ≥ 1: a usage error, exit 2.
+    for (const bad of ["0", "x", "-1", "1.5"]) {
+      const r = await icode(p, ["pipeline", "delete", "plan-and-build", `--expected-revision=${bad}`]);
+      expect(r.exitCode, bad).toBe(2);
+      expect(r.stderr).toContain("--expected-revision must be a whole number ≥ 1");
+    }
+  });
+
+  it("refuses to publish or delete a locked built-in and says to copy it first", async () => {
+    const p = withPipelines();
+    for (const action of ["publish", "delete"]) {
+      const r = await icode(p, ["pipeline", action, "builtin/review-fan-out"]);
+      refused(r, "pipeline_definition_locked", "copy it first: icode pipeline copy builtin/review-fan-out");
+    }
+    const r = await icode(p, ["pipeline", "delete", "builtin/review-fan-out", "--json"]);
+    expect(refusedJson(r, "pipeline_definition_locked").hint).toBe(
+      "copy it first: icode pipeline copy builtin/review-fan-out",
+    );
+  });
+
+  it("refuses unknown IDs, taken IDs, bad IDs, invalid drafts and files that do not load", async () => {
+    const p = withPipelines();
+    for (const args of [
+      ["show", "nope"],
+      ["export", "nope"],
+      ["publish", "nope"],
+      ["copy", "nope"],
+      ["delete", "nope"],
+    ]) {
+      refused(
+        await icode(p, ["pipeline", ...args]),
+        "pipeline_definition_not_found",
+        "list the stored pipelines with: icode pipeline list",
+      );
+    }
+    expect(
+      refusedJson(await icode(p, ["pipeline", "show", "nope", "--json"]), "pipeline_definition_not_found"),
+    ).toMatchObject({
+      hint: "list the stored pipelines with: icode pipeline list",
+    });
+
+    await icode(p, ["pipeline", "import", "p.json"]);
+    refused(
+      await icode(p, ["pipeline", "import", "p.json", "--id", "plan-and-build"]),
+      "pipeline_definition_exists",
+      /help: /,
+    );
+    refused(
+      await icode(p, ["pipeline", "import", "p.json", "--id", "Bad ID"]),
+      "pipeline_invalid_id",
+      /help: /,
+    );
+    refused(
+      await icode(p, ["pipeline", "copy", "plan-and-build", "--id", "a/b"]),
+      "pipeline_invalid_id",
+      /help: .*built-in/,
+    );
+
+    // A draft that loads but does not validate is stored, and refused when published, with its problems.
+    const draft = await icode(p, ["pipeline", "import", "broken.json", "--id", "broken"]);
+    expect(draft.exitCode, draft.stderr).toBe(0);
+    const publish = await icode(p, ["pipeline", "publish", "broken"]);
+    refused(publish, "pipeline_definition_invalid", /help: /);
+    expect(publish.stderr).toContain(
+      '  at /nodes/1/depends_on/1: node "build" depends on "nope", which is not a node of this pipeline [pipeline_unknown_dependency]',
+    );
+    const publishJson = refusedJson(
+      await icode(p, ["pipeline", "publish", "broken", "--json"]),
+      "pipeline_definition_invalid",
+    );
+    expect(publishJson.problems).toEqual([
+      expect.objectContaining({ code: "pipeline_unknown_dependency", pointer: "/nodes/1/depends_on/1" }),
+    ]);
+
+    // A file that does not load is not stored: its problems at their line and column.
+    const bad = project({ "bad.json": '{"name": "x", "nodes": []}\n' });
+    const r = await icode(bad, ["pipeline", "import", "bad.json"]);
+    refused(r, "pipeline_definition_invalid", /help: /);
+    expect(r.stderr).toContain("./bad.json:1:24: error:");
+    expect(r.stderr).toContain("[pipeline_no_nodes]");
+    const missing = refusedJson(
+      await icode(bad, ["pipeline", "import", "nope.json", "--json"]),
+      "pipeline_definition_invalid",
+    );
+    expect(missing.problems).toEqual([expect.objectContaining({ code: "pipeline_file_not_found" })]);
+    expect(json(await icode(bad, ["pipeline", "list", "--status", "draft", "--json"])).definitions).toEqual(
+      [],
+    );
+  });
+
+  it("refuses to write an export where it cannot, with output_write_failed", async () => {
+    const p = withPipelines();
+    const r = await icode(p, ["pipeline", "export", "builtin/review-fan-out", "--out", "no/such/dir/x.json"]);
+    refused(r, "output_write_failed", /help: /);
+  });
+
+  it("lists its commands in --help, has --help for each, and suggests on a misspelling", async () => {
+    const p = project();
+    const help = await icode(p, ["pipeline", "--help"]);
+    expect(help.exitCode).toBe(0);
+    for (const name of ["list", "show", "validate", "import", "export", "publish", "copy", "delete"]) {
+      expect(help.stdout).toMatch(new RegExp(`^ {2}${name}\\s`, "m"));
+      const own = await icode(p, ["pipeline", name, "--help"]);
+      expect(own.exitCode).toBe(0);
+      expect(own.stdout).toContain(`icode pipeline ${name}`);
+    }
+    expect((await icode(p, ["--help"])).stdout).toMatch(/^ {2}pipeline\s/m);
+    const typo = await icode(p, ["pipeline", "publsh", "x"]);
+    expect(typo.exitCode).toBe(2);
+    expect(typo.stderr).toContain("did you mean `publish`?");
+    const optionTypo = await icode(p, ["pipeline", "list", "--stauts", "draft"]);
+    expect(optionTypo.exitCode).toBe(2);
+    expect(optionTypo.stderr).toContain("--status");
+  });
+});
