@@ -1,4 +1,4 @@
 import { defineConfig } from "tsup";
 import { base } from "../../tsup.base.ts";
 
-export default defineConfig(base({ entry: ["src/index.ts", "src/codes.ts"] }));
+export default defineConfig(base({ entry: ["src/index.ts", "src/codes.ts", "src/testing.ts"] }));

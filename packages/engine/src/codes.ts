@@ -1,5 +1,5 @@
 import { CONFIG_PROBLEM_CODES, SELECTION_CODES } from "@icode/agent-profiles";
-import { PIPELINE_CODES, PIPELINE_STORE_CODES } from "@icode/pipelines/codes";
+import { PIPELINE_CODES, PIPELINE_RUN_CODES, PIPELINE_STORE_CODES } from "@icode/pipelines/codes";
 import { BRIDGE_ERROR_CODES, BRIDGE_WARNING_CODES, CALL_ERROR_CODES, LOAD_CODES } from "@icode/python-bridge";
 import { SCRIPT_METADATA_CODES } from "@icode/script-metadata";
 import { AGENT_CODE_LISTS } from "@icode/workflow-agents/codes";
@@ -46,6 +46,7 @@ export const ERROR_CODES = {
   agent_profile_problems: CONFIG_PROBLEM_CODES,
   pipeline_diagnostics: PIPELINE_CODES,
   pipeline_store_errors: PIPELINE_STORE_CODES,
+  pipeline_run_errors: PIPELINE_RUN_CODES,
   agent_warnings: [
     ...AGENT_CODE_LISTS.native_warnings,
     ...AGENT_CODE_LISTS.acp_warnings,

@@ -1,6 +1,6 @@
 import { readFile } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
-import { PIPELINE_CODES, PIPELINE_STORE_CODES, PipelineError } from "./codes";
+import { PIPELINE_CODES, PIPELINE_RUN_CODES, PIPELINE_STORE_CODES, PipelineError } from "./codes";
 
 describe("pipeline codes", () => {
   it("every code has a heading under Pipeline codes at the end of docs/errors.md", async () => {
@@ -9,7 +9,9 @@ describe("pipeline codes", () => {
     expect(start).toBeGreaterThan(0);
     const section = doc.slice(start);
     const headings = [...section.matchAll(/^### `([a-z0-9_]+)`$/gmu)].map((m) => m[1]);
-    expect(headings.sort()).toEqual([...PIPELINE_CODES, ...PIPELINE_STORE_CODES].sort());
+    expect(headings.sort()).toEqual(
+      [...PIPELINE_CODES, ...PIPELINE_STORE_CODES, ...PIPELINE_RUN_CODES].sort(),
+    );
   });
 
   it("a PipelineError is a WorkflowError with a code, a hint and diagnostics", () => {

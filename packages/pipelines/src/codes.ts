@@ -77,12 +77,35 @@ export const PIPELINE_STORE_CODES = [
 export const PipelineStoreCodeSchema = z.enum(PIPELINE_STORE_CODES);
 export type PipelineStoreCode = z.infer<typeof PipelineStoreCodeSchema>;
 
-/** A failed pipeline store operation. `diagnostics` is set for `pipeline_definition_invalid`, else empty. */
-export class PipelineError extends WorkflowError<PipelineStoreCode> {
+/**
+ * Codes of the run side (`src/run/`): control actions refused by the transition table, the control API, and
+ * the `error.code` a node is left with when its attempt did not end in a way the executor reported.
+ * Refusals are `CommandResult`s (`{ ok: false, code, message }`); the control API's own failures are thrown
+ * as `PipelineError`s. Each has a heading in docs/errors.md.
+ */
+export const PIPELINE_RUN_CODES = [
+  /** The action is not allowed in the run's or the node's current state (the message names both). */
+  "pipeline_action_not_allowed",
+  /** A live driver holds the run's lease and did not answer a control action within the timeout. */
+  "pipeline_control_timeout",
+  /** `drivePipelineRun` found the run's lease held by another live driver. */
+  "pipeline_lease_held",
+  /** The executor broke its contract (rejected, or ended an attempt `canceled` without being asked). */
+  "pipeline_executor_failed",
+  /** The attempt's driver died or stopped while it ran; the next driver starts a new attempt. */
+  "pipeline_driver_lost",
+  /** The node's worker blocked itself, or its handoff was still wrong after the last correction round. */
+  "pipeline_node_blocked",
+] as const;
+export const PipelineRunCodeSchema = z.enum(PIPELINE_RUN_CODES);
+export type PipelineRunCode = z.infer<typeof PipelineRunCodeSchema>;
+
+/** A failed pipeline store or run operation. `diagnostics` is set for `pipeline_definition_invalid`, else empty. */
+export class PipelineError extends WorkflowError<PipelineStoreCode | PipelineRunCode> {
   readonly diagnostics: readonly Diagnostic[];
 
   constructor(
-    code: PipelineStoreCode,
+    code: PipelineStoreCode | PipelineRunCode,
     message: string,
     options: { hint?: string; cause?: unknown; diagnostics?: readonly Diagnostic[] } = {},
   ) {

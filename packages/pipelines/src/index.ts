@@ -2,8 +2,10 @@
  * @module @icode/pipelines
  * JSON pipelines: the definition (a zod schema, published as `schemas/pipeline.schema.json`), its
  * compiler-like validation into the `icode workflow validate` report, prompt templates, structured
- * handoffs, the built-in pipelines and the store that keeps definitions (draft → published, revisions,
- * locks) and runs (node states, leases, control commands). Runs no agent and loads no model or protocol SDK.
+ * handoffs, the built-in pipelines, the store that keeps definitions (draft → published, revisions,
+ * locks) and runs (node states, leases, control commands, events, attempts), and the run driver (state
+ * machines, failure policies, approvals, supervision, crash resume) over an injected `NodeExecutor`. Runs no
+ * agent itself and loads no model or protocol SDK.
  *
  * @example
  * import { openSqlitePipelineStore, renderPrompt, validatePipeline } from "@icode/pipelines";
@@ -13,6 +15,10 @@
  * const draft = await store.importDefinition(text);
  * await store.publishDefinition(draft.id, { expected_revision: draft.revision });
  * renderPrompt("Fix {{upstream.review.summary}}", { task, node: { depends_on: ["review"] }, upstream });
+ * const run = await store.createRun({ definition_id: draft.id, task_input: "fix the build" });
+ * await drivePipelineRun({ store, runId: run.run_id, executor, owner: "cli-1", runDir, launchCwd });
+ * // → { stop: "converged", run: { state: "succeeded", … }, … }; from another process:
+ * await controlPipelineRun(store, run.run_id, { action: "pause" }, { owner: "cli-2" });
  */
 export {
   type BuiltinPipeline,
@@ -22,10 +28,13 @@ export {
 } from "./builtins";
 export {
   PIPELINE_CODES,
+  PIPELINE_RUN_CODES,
   PIPELINE_STORE_CODES,
   type PipelineCode,
   PipelineCodeSchema,
   PipelineError,
+  type PipelineRunCode,
+  PipelineRunCodeSchema,
   type PipelineStoreCode,
   PipelineStoreCodeSchema,
 } from "./codes";
@@ -76,6 +85,31 @@ export {
   type OutputSchemaProblem,
 } from "./output-schema";
 export {
+  type ControlDecision,
+  type ControlOptions,
+  type ControlPlan,
+  type ControlResult,
+  controlPipelineRun,
+  planControl,
+  type RunSnapshot,
+  skipHandoff,
+} from "./run/control";
+export { type DriveOptions, type DriveResult, type DriveStop, drivePipelineRun } from "./run/driver";
+export {
+  ATTEMPT_STATUSES,
+  type AttemptEnd,
+  type AttemptStart,
+  type AttemptStatus,
+  type NodeAttempt,
+  NodeAttemptSchema,
+  type PipelineEvent,
+  PipelineEventSchema,
+  type StoredPipelineEvent,
+  StoredPipelineEventSchema,
+  type SupervisorDecision,
+  SupervisorDecisionSchema,
+} from "./run/events";
+export {
   LAUNCH_PERMISSION_MODES,
   type LaunchPermissionMode,
   type NodeAttemptRecord,
@@ -86,6 +120,23 @@ export {
   NodeRunEventSchema,
   type NodeRunRequest,
 } from "./run/executor";
+export { attemptDir, EVENTS_FILE } from "./run/run-records";
+export {
+  DEFAULT_SUPERVISION_BUDGET,
+  defaultSupervisor,
+  type SupervisionContext,
+  type Supervisor,
+} from "./run/supervisor";
+export {
+  CONTROL_ACTIONS,
+  type ControlAction,
+  DRIVER_NODE_TRANSITIONS,
+  DRIVER_RUN_TRANSITIONS,
+  NODE_TRANSITIONS,
+  type NodeEffect,
+  RUN_TRANSITIONS,
+  type RunEffect,
+} from "./run/transitions";
 export { MANAGED_DEFINITION_ID, RUN_ID, USER_DEFINITION_ID } from "./store/ids";
 export { checkRunnable, type Runnable } from "./store/lifecycle";
 export {
@@ -126,6 +177,7 @@ export {
 export type {
   CreateRunInput,
   DefinitionFilter,
+  EventFilter,
   ExpectedRevision,
   ManagedDefinition,
   PipelineStore,

@@ -71,7 +71,14 @@ export type NodeOutcome = NodeAttemptRecord &
     | { status: "succeeded"; handoff: Handoff }
     /** The worker blocked itself (`report_blocked`), or the handoff was still wrong after the last round. */
     | { status: "blocked"; reason: string; handoff: Handoff | null }
-    | { status: "failed"; error: { code: string; message: string } }
+    | {
+        status: "failed";
+        /**
+         * `transient`: the failure may pass on its own (a dropped connection, a rate limit, a worker that
+         * died); the built-in supervisor retries such an attempt once. Absent means false.
+         */
+        error: { code: string; message: string; transient?: boolean };
+      }
     /** The signal was aborted (cancel, pause of a running node, or the driver stopping). */
     | { status: "canceled" }
   );

@@ -1,4 +1,11 @@
 import type { FailurePolicy } from "../definition";
+import type {
+  AttemptEnd,
+  AttemptStart,
+  NodeAttempt,
+  PipelineEvent,
+  StoredPipelineEvent,
+} from "../run/events";
 import type { PipelineBindings } from "../validate/bindings";
 import type {
   Command,
@@ -54,10 +61,26 @@ export interface RunFilter {
   limit?: number;
 }
 
-/** One atomic write of a run's driver: the run's own state and any of its nodes. */
+/**
+ * One atomic write of a run's driver: the run's own state, any of its nodes, the events that say so and the
+ * attempts that started or ended. All of it is written, or none.
+ */
 export interface RunUpdate {
   run?: RunPatch;
   nodes?: Readonly<Record<string, NodePatch>>;
+  /** Appended to the run's events, in order, with the next `seq`s. */
+  events?: readonly PipelineEvent[];
+  /** New attempts (status `running`); refused with `pipeline_input_invalid` when the attempt exists. */
+  startAttempts?: readonly AttemptStart[];
+  /** Ends started attempts; refused with `pipeline_input_invalid` when one is unknown or already ended. */
+  endAttempts?: readonly AttemptEnd[];
+}
+
+export interface EventFilter {
+  /** The first `seq` to return (default 1): a reader that has seen up to n asks from n + 1. */
+  fromSeq?: number;
+  /** At most this many. */
+  limit?: number;
 }
 
 /**
@@ -95,7 +118,21 @@ export interface PipelineStore {
   /** The run's nodes in definition order. */
   getRunNodes(runId: string): Promise<RunNode[]>;
   /** Changes a run and its nodes at once; refused with `pipeline_lease_not_held` unless `owner` holds the lease. */
-  updateRun(runId: string, owner: string, update: RunUpdate): Promise<{ run: PipelineRun; nodes: RunNode[] }>;
+  updateRun(
+    runId: string,
+    owner: string,
+    update: RunUpdate,
+  ): Promise<{ run: PipelineRun; nodes: RunNode[]; events: StoredPipelineEvent[] }>;
+  /** Appends events alone (the lease holder's, as `updateRun`); returns them as stored. */
+  appendEvents(
+    runId: string,
+    owner: string,
+    events: readonly PipelineEvent[],
+  ): Promise<StoredPipelineEvent[]>;
+  /** The run's events in `seq` order (append-only: a later read sees the same prefix). */
+  listEvents(runId: string, filter?: EventFilter): Promise<StoredPipelineEvent[]>;
+  /** The run's attempts by node (definition order), then attempt number. */
+  listAttempts(runId: string, filter?: { node_id?: string }): Promise<NodeAttempt[]>;
   /**
    * Takes the run's lease for `ttlMs`: free, already ours (renewed), or expired (taken over atomically, and
    * the commands the previous owner took but did not complete are queued again). A live lease of another

@@ -71,6 +71,36 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
       CREATE INDEX commands_by_run ON commands (run_id, state, command_id);
     `,
   },
+  {
+    version: 2,
+    sql: `
+      CREATE TABLE run_events (
+        run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
+        seq INTEGER NOT NULL CHECK (seq >= 1),
+        type TEXT NOT NULL,
+        payload TEXT NOT NULL,
+        time INTEGER NOT NULL,
+        PRIMARY KEY (run_id, seq)
+      ) WITHOUT ROWID;
+      CREATE TABLE node_attempts (
+        run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
+        node_id TEXT NOT NULL,
+        attempt INTEGER NOT NULL CHECK (attempt >= 1),
+        prompt TEXT NOT NULL,
+        status TEXT NOT NULL,
+        started_at INTEGER NOT NULL,
+        ended_at INTEGER,
+        session_ref TEXT,
+        corrections INTEGER NOT NULL DEFAULT 0,
+        transcript TEXT,
+        usage TEXT,
+        handoff TEXT,
+        reason TEXT,
+        error TEXT,
+        PRIMARY KEY (run_id, node_id, attempt)
+      ) WITHOUT ROWID;
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -6,6 +6,16 @@ import { PipelineError } from "../../codes";
 import type { PipelineDefinition } from "../../definition";
 import { DEFAULT_PIPELINE_LIMITS, type PipelineLimits } from "../../limits";
 import {
+  type AttemptEnd,
+  AttemptEndSchema,
+  type AttemptStart,
+  AttemptStartSchema,
+  type NodeAttempt,
+  type PipelineEvent,
+  PipelineEventSchema,
+  type StoredPipelineEvent,
+} from "../../run/events";
+import {
   checkRunId,
   checkUserDefinitionId,
   MANAGED_DEFINITION_ID,
@@ -99,6 +109,31 @@ interface LeaseRow {
   expires_at: number;
 }
 
+interface EventRow {
+  run_id: string;
+  seq: number;
+  type: string;
+  payload: string;
+  time: number;
+}
+
+interface AttemptRow {
+  run_id: string;
+  node_id: string;
+  attempt: number;
+  prompt: string;
+  status: NodeAttempt["status"];
+  started_at: number;
+  ended_at: number | null;
+  session_ref: string | null;
+  corrections: number;
+  transcript: string | null;
+  usage: string | null;
+  handoff: string | null;
+  reason: string | null;
+  error: string | null;
+}
+
 interface CommandRow {
   command_id: number;
   run_id: string;
@@ -182,6 +217,55 @@ function toCommand(row: CommandRow): StoredCommand {
     completed_at: isoOrNull(row.completed_at),
     result: row.result === null ? null : (JSON.parse(row.result) as CommandResult),
   };
+}
+
+function toEvent(row: EventRow): StoredPipelineEvent {
+  return {
+    run_id: row.run_id,
+    seq: row.seq,
+    time: iso(row.time),
+    event: JSON.parse(row.payload) as PipelineEvent,
+  };
+}
+
+const jsonOrNull = (text: string | null): Record<string, unknown> | null =>
+  text === null ? null : (JSON.parse(text) as Record<string, unknown>);
+
+function toAttempt(row: AttemptRow): NodeAttempt {
+  return {
+    run_id: row.run_id,
+    node_id: row.node_id,
+    attempt: row.attempt,
+    prompt: row.prompt,
+    status: row.status,
+    started_at: iso(row.started_at),
+    ended_at: isoOrNull(row.ended_at),
+    session_ref: row.session_ref,
+    corrections: row.corrections,
+    transcript: row.transcript,
+    usage: jsonOrNull(row.usage),
+    handoff: jsonOrNull(row.handoff),
+    reason: row.reason,
+    error: jsonOrNull(row.error) as NodeAttempt["error"],
+  };
+}
+
+/** Parses each item with `schema`, or throws `pipeline_input_invalid` naming what it is. */
+function parseAll<T>(
+  items: readonly unknown[] | undefined,
+  schema: { safeParse(value: unknown): { success: true; data: T } | { success: false; error: Error } },
+  what: string,
+): T[] {
+  return (items ?? []).map((item, index) => {
+    const parsed = schema.safeParse(item);
+    if (!parsed.success) {
+      throw new PipelineError(
+        "pipeline_input_invalid",
+        `${what} ${index} is not valid: ${parsed.error.message}`,
+      );
+    }
+    return parsed.data;
+  });
 }
 
 function codePoints(text: string): number {
@@ -334,6 +418,85 @@ function sqliteStore(
     completeCommand: db.prepare<[number, string, number]>(
       "UPDATE commands SET state = 'done', completed_at = ?, result = ? WHERE command_id = ?",
     ),
+    lastSeq: db.prepare<[string], { seq: number | null }>(
+      "SELECT MAX(seq) AS seq FROM run_events WHERE run_id = ?",
+    ),
+    insertEvent: db.prepare<[string, number, string, string, number]>(
+      "INSERT INTO run_events (run_id, seq, type, payload, time) VALUES (?, ?, ?, ?, ?)",
+    ),
+    events: db.prepare<[string, number, number], EventRow>(
+      "SELECT * FROM run_events WHERE run_id = ? AND seq >= ? ORDER BY seq LIMIT ?",
+    ),
+    attempt: db.prepare<[string, string, number], AttemptRow>(
+      "SELECT * FROM node_attempts WHERE run_id = ? AND node_id = ? AND attempt = ?",
+    ),
+    insertAttempt: db.prepare(
+      `INSERT INTO node_attempts (run_id, node_id, attempt, prompt, status, started_at)
+       VALUES (@run_id, @node_id, @attempt, @prompt, 'running', @now)`,
+    ),
+    endAttempt: db.prepare(
+      `UPDATE node_attempts SET status = @status, ended_at = @now, session_ref = @session_ref, corrections = @corrections,
+       transcript = @transcript, usage = @usage, handoff = @handoff, reason = @reason, error = @error
+       WHERE run_id = @run_id AND node_id = @node_id AND attempt = @attempt`,
+    ),
+    attempts: db.prepare<[string], AttemptRow>(
+      `SELECT a.* FROM node_attempts a JOIN run_nodes n ON n.run_id = a.run_id AND n.node_id = a.node_id
+       WHERE a.run_id = ? ORDER BY n.position, a.attempt`,
+    ),
+  };
+
+  /** Appends `events` to the run's stream inside the caller's transaction. */
+  const appendInside = (
+    runId: string,
+    events: readonly PipelineEvent[],
+    at: number,
+  ): StoredPipelineEvent[] => {
+    let seq = q.lastSeq.get(runId)?.seq ?? 0;
+    return events.map((event) => {
+      seq += 1;
+      const payload = JSON.stringify(event);
+      q.insertEvent.run(runId, seq, event.type, payload, at);
+      return { run_id: runId, seq, time: iso(at), event };
+    });
+  };
+  const startAttemptsInside = (runId: string, starts: readonly AttemptStart[], at: number) => {
+    for (const start of starts) {
+      if (q.node.get(runId, start.node_id) === undefined) {
+        throw new PipelineError("pipeline_node_not_found", `run ${runId} has no node "${start.node_id}"`);
+      }
+      if (q.attempt.get(runId, start.node_id, start.attempt) !== undefined) {
+        throw new PipelineError(
+          "pipeline_input_invalid",
+          `attempt ${start.attempt} of node "${start.node_id}" of run ${runId} was already started`,
+        );
+      }
+      q.insertAttempt.run({ run_id: runId, ...start, now: at });
+    }
+  };
+  const endAttemptsInside = (runId: string, ends: readonly AttemptEnd[], at: number) => {
+    for (const end of ends) {
+      const row = q.attempt.get(runId, end.node_id, end.attempt);
+      if (row === undefined || row.ended_at !== null) {
+        throw new PipelineError(
+          "pipeline_input_invalid",
+          `attempt ${end.attempt} of node "${end.node_id}" of run ${runId} ${row === undefined ? "was never started" : "has already ended"}`,
+        );
+      }
+      q.endAttempt.run({
+        run_id: runId,
+        node_id: end.node_id,
+        attempt: end.attempt,
+        status: end.status,
+        now: at,
+        session_ref: end.session_ref,
+        corrections: end.corrections,
+        transcript: end.transcript,
+        usage: end.usage === null ? null : JSON.stringify(end.usage),
+        handoff: end.handoff === null ? null : JSON.stringify(end.handoff),
+        reason: end.reason,
+        error: end.error === null ? null : JSON.stringify(end.error),
+      });
+    }
   };
 
   const getDefinitionRow = (id: string): DefinitionRow => {
@@ -661,6 +824,16 @@ function sqliteStore(
           ),
         );
       }
+      let events: PipelineEvent[];
+      let starts: AttemptStart[];
+      let ends: AttemptEnd[];
+      try {
+        events = parseAll(update.events, PipelineEventSchema, "event");
+        starts = parseAll(update.startAttempts, AttemptStartSchema, "attempt start");
+        ends = parseAll(update.endAttempts, AttemptEndSchema, "attempt end");
+      } catch (error) {
+        return Promise.reject(error);
+      }
       return write(`update run ${runId}`, () => {
         const row = getRunRow(runId);
         checkHolder(runId, owner);
@@ -711,9 +884,38 @@ function sqliteStore(
           q.updateNode.run(next);
           changed.push(toNode(q.node.get(runId, nodeId)!));
         }
-        return { run: toRun(q.run.get(runId)!), nodes: changed };
+        startAttemptsInside(runId, starts, at);
+        endAttemptsInside(runId, ends, at);
+        const stored = appendInside(runId, events, at);
+        return { run: toRun(q.run.get(runId)!), nodes: changed, events: stored };
       });
     },
+    appendEvents: (runId, owner, events) => {
+      let parsed: PipelineEvent[];
+      try {
+        parsed = parseAll(events, PipelineEventSchema, "event");
+      } catch (error) {
+        return Promise.reject(error);
+      }
+      return write(`append events to run ${runId}`, () => {
+        getRunRow(runId);
+        checkHolder(runId, owner);
+        return appendInside(runId, parsed, now());
+      });
+    },
+    listEvents: (runId, filter = {}) =>
+      read(`read the events of run ${runId}`, () => {
+        getRunRow(runId);
+        const from = Math.max(1, Math.floor(filter.fromSeq ?? 1));
+        const limit = filter.limit === undefined ? -1 : Math.max(0, Math.floor(filter.limit));
+        return q.events.all(runId, from, limit).map(toEvent);
+      }),
+    listAttempts: (runId, filter = {}) =>
+      read(`read the attempts of run ${runId}`, () => {
+        getRunRow(runId);
+        const all = q.attempts.all(runId).map(toAttempt);
+        return filter.node_id === undefined ? all : all.filter((a) => a.node_id === filter.node_id);
+      }),
 
     acquireLease: (runId, owner, ttlMs) => {
       try {

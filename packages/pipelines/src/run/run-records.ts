@@ -1,0 +1,96 @@
+import { appendFile, mkdir, readFile, rename, truncate, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import type { PipelineStore } from "../store/store";
+import type { AttemptEnd, StoredPipelineEvent } from "./events";
+
+/** The run's event log mirror in its folder. */
+export const EVENTS_FILE = "events.jsonl";
+
+/** `nodes/<id>/attempt-<n>`, relative to the run's folder. */
+export function attemptDir(nodeId: string, attempt: number): string {
+  return join("nodes", nodeId, `attempt-${attempt}`);
+}
+
+async function writeAtomic(file: string, text: string): Promise<void> {
+  const temp = `${file}.${process.pid}.tmp`;
+  await writeFile(temp, text);
+  await rename(temp, file);
+}
+
+/**
+ * A run's records on disk (docs/records.md, "Pipeline runs"): per attempt `prompt.md` and `handoff.json` or
+ * `error.json`, written whole (temporary file, then rename), and `events.jsonl`, an append-only mirror of
+ * the store's events table, one `StoredPipelineEvent` a line in `seq` order. The store is the truth: a new
+ * driver first appends what the mirror misses (and drops a torn last line a killed driver left).
+ */
+export class RunRecords {
+  private lastSeq = 0;
+  private chain: Promise<void> = Promise.resolve();
+
+  constructor(readonly runDir: string) {}
+
+  /** Brings `events.jsonl` up to the store's events. */
+  async sync(store: PipelineStore, runId: string): Promise<void> {
+    await mkdir(this.runDir, { recursive: true });
+    const file = join(this.runDir, EVENTS_FILE);
+    let text = "";
+    try {
+      text = await readFile(file, "utf8");
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+    }
+    const end = text.lastIndexOf("\n") + 1;
+    if (end < text.length) await truncate(file, Buffer.byteLength(text.slice(0, end)));
+    const lines = text
+      .slice(0, end)
+      .split("\n")
+      .filter((line) => line !== "");
+    const last = lines.length === 0 ? null : (JSON.parse(lines[lines.length - 1]!) as StoredPipelineEvent);
+    this.lastSeq = last?.seq ?? 0;
+    await this.appendEvents(await store.listEvents(runId, { fromSeq: this.lastSeq + 1 }));
+  }
+
+  /** Appends events not yet mirrored, in order. */
+  appendEvents(events: readonly StoredPipelineEvent[]): Promise<void> {
+    return this.enqueue(async () => {
+      const fresh = events.filter((e) => e.seq > this.lastSeq);
+      if (fresh.length === 0) return;
+      await mkdir(this.runDir, { recursive: true });
+      await appendFile(join(this.runDir, EVENTS_FILE), fresh.map((e) => `${JSON.stringify(e)}\n`).join(""));
+      this.lastSeq = fresh[fresh.length - 1]!.seq;
+    });
+  }
+
+  writePrompt(nodeId: string, attempt: number, prompt: string): Promise<void> {
+    return this.enqueue(async () => {
+      const dir = join(this.runDir, attemptDir(nodeId, attempt));
+      await mkdir(dir, { recursive: true });
+      await writeAtomic(join(dir, "prompt.md"), prompt);
+    });
+  }
+
+  /** `handoff.json` when the attempt left a handoff; `error.json` (status, error, reason) when it did not succeed. */
+  writeOutcome(end: AttemptEnd): Promise<void> {
+    return this.enqueue(async () => {
+      const dir = join(this.runDir, attemptDir(end.node_id, end.attempt));
+      await mkdir(dir, { recursive: true });
+      if (end.handoff !== null)
+        await writeAtomic(join(dir, "handoff.json"), `${JSON.stringify(end.handoff, null, 2)}\n`);
+      if (end.status !== "succeeded") {
+        const body = { status: end.status, error: end.error, reason: end.reason };
+        await writeAtomic(join(dir, "error.json"), `${JSON.stringify(body, null, 2)}\n`);
+      }
+    });
+  }
+
+  /** Waits for every write so far. */
+  flush(): Promise<void> {
+    return this.enqueue(async () => {});
+  }
+
+  private enqueue(task: () => Promise<void>): Promise<void> {
+    const next = this.chain.then(task);
+    this.chain = next.catch(() => {});
+    return next;
+  }
+}
