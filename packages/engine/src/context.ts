@@ -1,6 +1,7 @@
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import type { NodeExecutor } from "@icode/pipelines";
 import type { WorkerWarning } from "@icode/python-bridge";
 import { configDir } from "@icode/workflow-discovery";
 import type { RecordStore } from "@icode/workflow-records";
@@ -29,6 +30,12 @@ export interface EngineOptions {
    * prints it on stderr. In a run the same warning is a `warning` event of the run.
    */
   onWarning?: (warning: WorkerWarning) => void;
+  /**
+   * Runs the agent attempts of pipeline nodes (`engine.pipelines.drive`); without it pipeline runs can be
+   * created, inspected and controlled but not driven (`pipeline_executor_unavailable`). The engine does not
+   * close it: its owner does.
+   */
+  pipelineExecutor?: NodeExecutor;
 }
 
 export interface EngineContext {

@@ -84,7 +84,7 @@ export function createEngine(options: EngineOptions): Engine {
   const loader = pythonLoader(ctx);
   const registry = new RunRegistry();
   const history = runHistory(ctx.store);
-  const pipelines = enginePipelines(base);
+  const pipelines = enginePipelines(base, options.pipelineExecutor);
   const control =
     <A extends unknown[]>(op: (run: RunHandle, ...args: A) => ControlResult) =>
     (runId: string, ...args: A): ControlResult => {

@@ -18,8 +18,17 @@ export {
   DEFINITION_STATUSES,
   type DefinitionFilter,
   type ExpectedRevision,
+  type ControlResult as PipelineControlResult,
+  type DriveResult,
+  type NodeExecutor,
+  PIPELINE_RUN_CODES,
   PIPELINE_STORE_CODES,
+  type PipelineRun,
+  PipelineRunSchema,
   type PipelineStoreCode,
+  type RunNode,
+  type StoredPipelineEvent,
+  StoredPipelineEventSchema,
   type StoredDefinition,
   StoredDefinitionSchema,
 } from "@icode/pipelines";
@@ -56,6 +65,16 @@ export {
   type PipelineSource,
   pipelinesFor,
 } from "./pipelines/definitions";
+export {
+  type DriveRunOptions,
+  PIPELINE_ENGINE_CODES,
+  type PipelineRunInspection,
+  PipelineRunInspectionSchema,
+  type PipelineRunsApi,
+  type PipelineSubscription,
+  pipelineRunDir,
+  type StartPipelineRun,
+} from "./pipelines/runs";
 export type { WorkflowPreview } from "./preview";
 export { type RunCallbacks, type RunRequest, RunRequestSchema } from "./request";
 export type { FinishedRun, RejectedRun, RunRejectionCode, RunReport } from "./run/report";

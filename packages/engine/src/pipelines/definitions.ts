@@ -2,12 +2,14 @@ import { isAbsolute, resolve } from "node:path";
 import type {
   DefinitionFilter,
   ExpectedRevision,
+  NodeExecutor,
   PipelineBindings,
   PipelineStore,
   StoredDefinition,
 } from "@icode/pipelines";
 import { type EngineContext, type EngineOptions, engineContext } from "../context";
 import type { ValidateReport } from "../validate/report";
+import { type PipelineRunsApi, pipelineRuns } from "./runs";
 
 /**
  * `engine.pipelines`: the JSON pipeline definitions of this computer, in the pipeline store under the
@@ -15,8 +17,10 @@ import type { ValidateReport } from "../validate/report";
  * revisions; built-ins locked). Composes `@icode/pipelines` (the store, validation, built-ins) with the
  * agent profiles of `@icode/agent-profiles` (the `bindings` stage); loads no model or protocol SDK. The store
  * is opened on first use, with the built-in pipelines installed or brought in step, and closed by `close()`.
+ * Runs (`start`, `drive`, `runs`, `inspect`, `subscribe`, the control actions) compose the run driver of
+ * `@icode/pipelines` with the engine's `pipelineExecutor`.
  */
-export interface EnginePipelines {
+export interface EnginePipelines extends PipelineRunsApi {
   /** The stored definitions, by ID (built-ins `builtin/<name>`, locked and published). */
   listDefinitions(filter?: DefinitionFilter): Promise<StoredDefinition[]>;
   /** One definition; rejects with `pipeline_definition_not_found`. */
@@ -45,7 +49,7 @@ export interface EnginePipelines {
 /** A pipeline to validate or import: a file (relative to the engine's `cwd`), or JSON text. */
 export type PipelineSource = { file: string; text?: never } | { text: string; file?: string };
 
-export function enginePipelines(ctx: EngineContext): EnginePipelines {
+export function enginePipelines(ctx: EngineContext, executor?: NodeExecutor): EnginePipelines {
   // Loaded when first used, so that listing and running Python workflows never load SQLite.
   const lib = () => import("@icode/pipelines");
   let opening: Promise<PipelineStore> | null = null;
@@ -104,6 +108,7 @@ export function enginePipelines(ctx: EngineContext): EnginePipelines {
   };
 
   return {
+    ...pipelineRuns(ctx, store, executor),
     listDefinitions: async (filter) => (await store()).listDefinitions(filter),
     getDefinition: async (id) => (await store()).getDefinition(id),
     async validate(source) {
@@ -165,7 +170,7 @@ export function enginePipelines(ctx: EngineContext): EnginePipelines {
  * `icode pipeline list`, since it loads none of the run machinery (Python bridge, scheduler, agents).
  */
 export function pipelinesFor(options: EngineOptions): EnginePipelines {
-  return enginePipelines(engineContext(options));
+  return enginePipelines(engineContext(options), options.pipelineExecutor);
 }
 
 function resolvePath(cwd: string, path: string): string {
