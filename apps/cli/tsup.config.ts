@@ -8,6 +8,7 @@ const COMMANDS = [
   "trajectory-export",
   "history",
   "pipeline",
+  "pipeline-run",
   "completion",
 ];
 

@@ -335,6 +335,137 @@ export const PIPELINE_DELETE = {
   bundle: "pipeline",
 } as const satisfies CommandSpec;
 
+const RUN_ID_ARG = {
+  name: "run-id",
+  summary: "A pipeline run's ID (see: icode pipeline runs)",
+  completes: "pipeline-run",
+} as const;
+const NODE_ID_ARG = { name: "node-id", summary: "A node of the run (see: icode pipeline inspect)" } as const;
+
+const PIPELINE_RUN_EXITS = `Exit codes: 0 the run succeeded, 1 it failed or was canceled (or the action was refused), 2 bad
+arguments, 3 the run is paused and needs a person (the last line says how to continue), 130 interrupted
+(143 SIGTERM, 129 SIGHUP): the run is left resumable and the last line says how to continue.`;
+
+export const PIPELINE_RUN = {
+  path: ["pipeline", "run"],
+  summary: "Start a run of a published pipeline and drive it here",
+  description: `Start a run of a published pipeline with the task text and drive it in the foreground until it converges or
+pauses, with a progress line per node on stderr. Ctrl-C or SIGTERM stops driving and leaves the run
+resumable (icode pipeline resume). A node waiting for approval waits for icode pipeline approve from
+another terminal.`,
+  args: [PIPELINE_ID],
+  options: [
+    { name: "input", value: "TEXT", summary: "The task text ({{task}}), at most 20,000 characters" },
+    {
+      name: "input-file",
+      value: "PATH",
+      summary: "Read the task text from a UTF-8 file, or from standard input with '-'",
+      completes: "file",
+    },
+    {
+      name: "failure-policy",
+      value: "P",
+      summary: "Override the definition's failure policy for this run",
+      choices: ["pause", "fail_fast", "continue"],
+    },
+    JSON_OPTION('Print {"version": 1, "stop", "run", "nodes"} when it stops, instead of the summary'),
+  ],
+  conflicts: [["input", "input-file"]],
+  notes: PIPELINE_RUN_EXITS,
+  bundle: "pipeline-run",
+  stoppable: true,
+} as const satisfies CommandSpec;
+
+export const PIPELINE_RUNS = {
+  path: ["pipeline", "runs"],
+  summary: "List pipeline runs, newest first",
+  description: "List the pipeline runs of the store, newest first, with their state and definition.",
+  args: [],
+  options: [JSON_OPTION('Print {"version": 1, "runs": [...]}')],
+  notes: PIPELINE_ERRORS,
+  bundle: "pipeline",
+} as const satisfies CommandSpec;
+
+export const PIPELINE_INSPECT = {
+  path: ["pipeline", "inspect"],
+  summary: "Show a pipeline run: node states, attempts, driver",
+  description:
+    "Show one pipeline run: its state, who drives it, each node's state and attempts, errors and handoff summaries.",
+  args: [RUN_ID_ARG],
+  options: [JSON_OPTION('Print {"version": 1, "run", "nodes", "lease", "attempts", "commands", "run_dir"}')],
+  notes: PIPELINE_ERRORS,
+  bundle: "pipeline",
+} as const satisfies CommandSpec;
+
+const controlSpec = <const P extends string>(
+  name: P,
+  summary: string,
+  description: string,
+  withNode: boolean,
+) =>
+  ({
+    path: ["pipeline", name],
+    summary,
+    description,
+    args: withNode ? [RUN_ID_ARG, NODE_ID_ARG] : [RUN_ID_ARG],
+    options: [JSON_OPTION('Print {"version": 1, "action", "result", "via", "run"} instead of text')],
+    notes: PIPELINE_RUN_EXITS,
+    bundle: "pipeline-run",
+    stoppable: true,
+  }) as const;
+
+const DRIVES =
+  "When no process drives the run, this one then drives it in the foreground, as icode pipeline run does.";
+
+export const PIPELINE_APPROVE = controlSpec(
+  "approve",
+  "Let a node waiting for approval start",
+  `Approve a node's requires_approval gate (waiting_approval → ready). ${DRIVES}`,
+  true,
+);
+export const PIPELINE_RETRY = controlSpec(
+  "retry",
+  "Run a failed, blocked or canceled node again",
+  `Retry a failed, blocked or canceled node (→ pending; a paused or failed run continues). ${DRIVES}`,
+  true,
+);
+export const PIPELINE_SKIP = {
+  ...controlSpec(
+    "skip",
+    "Skip a node; the note becomes its handoff summary",
+    'Skip a node: it succeeds with the handoff {"summary": NOTE, "skipped": true}, and the nodes below it proceed.',
+    true,
+  ),
+  options: [
+    { name: "note", value: "TEXT", summary: 'The skipped node\'s handoff summary (default "skipped")' },
+    JSON_OPTION('Print {"version": 1, "action", "result", "via", "run"} instead of text'),
+  ],
+} as const satisfies CommandSpec;
+export const PIPELINE_PAUSE = controlSpec(
+  "pause",
+  "Pause a run: nothing more starts",
+  "Pause a run: no node starts any more; nodes already running finish and are recorded.",
+  false,
+);
+export const PIPELINE_RESUME = controlSpec(
+  "resume",
+  "Resume a paused run",
+  `Resume a paused run. ${DRIVES}`,
+  false,
+);
+export const PIPELINE_CANCEL = controlSpec(
+  "cancel",
+  "Cancel a run and its running nodes",
+  "Cancel a run: running nodes are aborted, nodes not started are canceled.",
+  false,
+);
+export const PIPELINE_STOP_SESSIONS = controlSpec(
+  "stop-sessions",
+  "End the agent sessions a finished run left open",
+  "After a run has finished, gracefully stop the agent sessions its nodes created.",
+  false,
+);
+
 const COMPLETION = {
   path: ["completion"],
   summary: "Print a shell completion script",
@@ -370,6 +501,16 @@ export const TREE: CommandTree = {
         PIPELINE_PUBLISH,
         PIPELINE_COPY,
         PIPELINE_DELETE,
+        PIPELINE_RUN,
+        PIPELINE_RUNS,
+        PIPELINE_INSPECT,
+        PIPELINE_APPROVE,
+        PIPELINE_RETRY,
+        PIPELINE_SKIP,
+        PIPELINE_PAUSE,
+        PIPELINE_RESUME,
+        PIPELINE_CANCEL,
+        PIPELINE_STOP_SESSIONS,
       ],
     },
     { name: "trajectory", summary: "Export recorded runs for analysis.", commands: [TRAJECTORY_EXPORT] },

@@ -26,6 +26,7 @@ const SOURCES: Record<BundleName, () => Promise<{ command: Command }>> = {
   "trajectory-export": () => import("./commands/trajectory-export"),
   history: () => import("./commands/history"),
   pipeline: () => import("./commands/pipeline"),
+  "pipeline-run": () => import("./commands/pipeline-run"),
   completion: () => import("./commands/completion"),
 };
 

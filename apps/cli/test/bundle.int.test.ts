@@ -24,6 +24,7 @@ describe("the built CLI", () => {
       "trajectory-export",
       "history",
       "pipeline",
+      "pipeline-run",
       "completion",
     ]) {
       expect(existsSync(join(CLI_DIR, "dist", `${name}.js`))).toBe(true);

@@ -91,8 +91,24 @@ describe("icode completion", SLOW, () => {
       "publish",
       "copy",
       "delete",
+      "run",
+      "runs",
+      "inspect",
+      "approve",
+      "retry",
+      "skip",
+      "pause",
+      "resume",
+      "cancel",
+      "stop-sessions",
       "--help",
     ]);
+    expect(complete("pipeline", "run", "x", "--failure-policy", "")).toEqual([
+      "pause",
+      "fail_fast",
+      "continue",
+    ]);
+    expect(complete("pipeline", "inspect", "")).toEqual([]);
     expect(complete("pipeline", "list", "--status", "")).toEqual(["draft", "published"]);
     expect(complete("pipeline", "publish", "x", "--exp")).toEqual(["--expected-revision"]);
     expect(complete("pipeline", "show", "builtin/re")).toEqual(["builtin/review-fan-out"]);

@@ -389,3 +389,142 @@ describe("icode pipeline", () => {
     expect(optionTypo.stderr).toContain("--status");
   });
 });
+
+/**
+ * The run side through the built CLI, on runs created in the same store (`pipelinesFor` of the engine, as
+ * another front end would): listing, inspecting and the control actions through the store. Driving a run
+ * needs the agent node executor, which this CLI does not have yet (`pipeline_executor_unavailable`).
+ */
+describe("icode pipeline runs, inspect and control actions", () => {
+  async function withRun(definition = PIPELINE) {
+    const p = project({ "p.json": definition });
+    await icode(p, ["pipeline", "import", "p.json", "--id", "gated"]);
+    const published = await icode(p, ["pipeline", "publish", "gated"]);
+    expect(published.exitCode, published.stderr).toBe(0);
+    const engine = await import("@icode/workflow-engine");
+    const pipelines = engine.pipelinesFor({ cwd: p.dir, env: { CHRYS_HOME: p.home } });
+    const run = await pipelines.start({ definitionId: "gated", taskInput: "ship it" });
+    await pipelines.close();
+    return { p, runId: run.run_id };
+  }
+
+  it("refuses to run a draft, and says to publish it", async () => {
+    const p = withPipelines();
+    await icode(p, ["pipeline", "import", "p.json"]);
+    const r = await icode(p, ["pipeline", "run", "plan-and-build", "--input", "x"]);
+    refused(r, "pipeline_definition_draft", "publish it first: icode pipeline publish plan-and-build");
+    const j = await icode(p, ["pipeline", "run", "plan-and-build", "--input", "x", "--json"]);
+    refusedJson(j, "pipeline_definition_draft");
+    expect(json(await icode(p, ["pipeline", "runs", "--json"]))).toEqual({ version: 1, runs: [] });
+    expect((await icode(p, ["pipeline", "runs"])).stdout).toBe(
+      "No pipeline runs yet. Start one with: icode pipeline run ID --input TEXT\n",
+    );
+    refused(
+      await icode(p, ["pipeline", "run", "nope", "--input", "x"]),
+      "pipeline_definition_not_found",
+      "list the stored pipelines with: icode pipeline list",
+    );
+    // --input and --input-file together, or a policy that does not exist: usage errors.
+    expect((await icode(p, ["pipeline", "run", "x", "--input", "a", "--input-file", "f"])).exitCode).toBe(2);
+    expect((await icode(p, ["pipeline", "run", "x", "--failure-policy", "sometimes"])).exitCode).toBe(2);
+  });
+
+  it("lists and inspects a run, in text and JSON", async () => {
+    const { p, runId } = await withRun();
+    const runs = json(await icode(p, ["pipeline", "runs", "--json"]));
+    expect(runs.runs).toEqual([
+      expect.objectContaining({
+        run_id: runId,
+        definition_id: "gated",
+        state: "pending",
+        task_input: "ship it",
+      }),
+    ]);
+    expect((runs.runs as object[])[0]).not.toHaveProperty("definition");
+    const text = await icode(p, ["pipeline", "runs"]);
+    expect(text.stdout).toMatch(new RegExp(`^${runId}\\s+gated\\s+2\\s+pending\\s+pause\\s`, "m"));
+
+    const inspected = json(await icode(p, ["pipeline", "inspect", runId, "--json"]));
+    expect(inspected).toMatchObject({
+      version: 1,
+      run: { run_id: runId, state: "pending" },
+      lease: null,
+      attempts: [],
+      commands: [],
+      run_dir: join(p.home, "pipelines", "runs", runId),
+    });
+    expect(
+      (inspected.nodes as { node_id: string; state: string }[]).map((n) => [n.node_id, n.state]),
+    ).toEqual([
+      ["plan", "pending"],
+      ["build", "pending"],
+    ]);
+    const shown = await icode(p, ["pipeline", "inspect", runId]);
+    expect(shown.stdout).toContain(`run ${runId} · pipeline gated (revision 2) · pending\n`);
+    expect(shown.stdout).toContain("not driven by any process");
+    expect(shown.stdout).toMatch(/^ {2}build\s+pending\s+0 attempts\s+-$/m);
+
+    refused(
+      await icode(p, ["pipeline", "inspect", "0".repeat(32)]),
+      "pipeline_run_not_found",
+      "list the pipeline runs with: icode pipeline runs",
+    );
+    refused(await icode(p, ["pipeline", "inspect", "nope"]), "pipeline_invalid_id", /./);
+  });
+
+  it("pauses and cancels through the store; refuses what the transition table forbids", async () => {
+    const { p, runId } = await withRun();
+    const paused = await icode(p, ["pipeline", "pause", runId]);
+    expect(paused.exitCode, paused.stderr).toBe(0);
+    expect(paused.stderr).toBe(`pause applied to run ${runId} (directly); the run is paused\n`);
+    // Pausing a paused run is refused (pause: paused → refused).
+    const again = await icode(p, ["pipeline", "pause", runId, "--json"]);
+    expect(again.exitCode).toBe(1);
+    expect(json(again)).toMatchObject({
+      version: 1,
+      action: "pause",
+      result: { ok: false, code: "pipeline_action_not_allowed" },
+      via: "direct",
+      stop: null,
+    });
+    // Approving a node that is not waiting for approval is refused with the node's state.
+    const early = await icode(p, ["pipeline", "approve", runId, "build"]);
+    expect(early.exitCode).toBe(1);
+    expect(early.stderr).toContain("[pipeline_action_not_allowed]");
+    expect(early.stderr).toContain(`  help: see the run's states with: icode pipeline inspect ${runId}`);
+    const unknown = await icode(p, ["pipeline", "skip", runId, "nope", "--note", "n"]);
+    expect(unknown.exitCode).toBe(1);
+    expect(unknown.stderr).toContain("[pipeline_node_not_found]");
+
+    const canceled = json(await icode(p, ["pipeline", "cancel", runId, "--json"]));
+    expect(canceled).toMatchObject({ action: "cancel", result: { ok: true }, run: { state: "canceled" } });
+    // Approve after cancel: refused.
+    const late = await icode(p, ["pipeline", "approve", runId, "build"]);
+    expect(late.exitCode).toBe(1);
+    expect(late.stderr).toContain("while the run is canceled");
+    const inspected = json(await icode(p, ["pipeline", "inspect", runId, "--json"]));
+    expect((inspected.nodes as { state: string }[]).map((n) => n.state)).toEqual(["canceled", "canceled"]);
+    expect((inspected.commands as { command: { action: string } }[]).map((c) => c.command.action)).toEqual([
+      "pause",
+      "pause",
+      "approve_node",
+      "skip_node",
+      "cancel",
+      "approve_node",
+    ]);
+  });
+
+  it("cannot drive a run yet without the agent node executor, and says how to continue", async () => {
+    const { p, runId } = await withRun();
+    const r = await icode(p, ["pipeline", "resume", runId]);
+    expect(r.exitCode).toBe(1);
+    // resume of a pending run is refused by the table; pause then resume needs a driver.
+    await icode(p, ["pipeline", "pause", runId]);
+    const resumed = await icode(p, ["pipeline", "resume", runId]);
+    expect(resumed.exitCode).toBe(1);
+    expect(resumed.stderr).toContain("[pipeline_executor_unavailable]");
+    const started = await icode(p, ["pipeline", "run", "gated", "--input", "x"]);
+    expect(started.exitCode).toBe(1);
+    expect(started.stderr).toMatch(/continue with: icode pipeline resume [0-9a-f]{32}\n$/);
+  });
+});

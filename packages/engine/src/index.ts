@@ -14,12 +14,14 @@
  */
 
 export {
+  type Command as PipelineCommand,
+  CommandResultSchema as PipelineCommandResultSchema,
+  type ControlResult as PipelineControlResult,
   DEFINITION_SOURCES,
   DEFINITION_STATUSES,
   type DefinitionFilter,
-  type ExpectedRevision,
-  type ControlResult as PipelineControlResult,
   type DriveResult,
+  type ExpectedRevision,
   type NodeExecutor,
   PIPELINE_RUN_CODES,
   PIPELINE_STORE_CODES,
@@ -27,10 +29,10 @@ export {
   PipelineRunSchema,
   type PipelineStoreCode,
   type RunNode,
-  type StoredPipelineEvent,
-  StoredPipelineEventSchema,
   type StoredDefinition,
   StoredDefinitionSchema,
+  type StoredPipelineEvent,
+  StoredPipelineEventSchema,
 } from "@icode/pipelines";
 export type { WorkerWarning } from "@icode/python-bridge";
 export type { Diagnostic } from "@icode/workflow-errors";

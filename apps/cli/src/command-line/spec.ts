@@ -5,7 +5,7 @@
  */
 
 /** What a shell completes for an argument or an option's value. */
-export type Completes = "workflow" | "pipeline" | "file" | "session" | "run" | "none";
+export type Completes = "workflow" | "pipeline" | "pipeline-run" | "file" | "session" | "run" | "none";
 
 export interface OptionSpec {
   /** The long name without dashes: `input` for `--input`. */
@@ -36,6 +36,7 @@ export type BundleName =
   | "trajectory-export"
   | "history"
   | "pipeline"
+  | "pipeline-run"
   | "completion";
 
 export interface CommandSpec {

@@ -10,9 +10,10 @@ import { EXIT } from "../exit-codes";
  */
 
 /** The shell command that prints the IDs a kind of value completes to, one per line. */
-const SOURCES: Record<"workflow" | "pipeline" | "session" | "run", { args: string; key: string }> = {
+const SOURCES: Record<Exclude<Completes, "file" | "none">, { args: string; key: string }> = {
   workflow: { args: "workflow list --json", key: "id" },
   pipeline: { args: "pipeline list --json", key: "id" },
+  "pipeline-run": { args: "pipeline runs --json", key: "run_id" },
   session: { args: "sessions list --json", key: "session_id" },
   run: { args: "runs list --json", key: "run_id" },
 };

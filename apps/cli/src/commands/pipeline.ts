@@ -5,6 +5,7 @@ import { resolve } from "node:path";
 import {
   type EnginePipelines,
   PIPELINE_STORE_CODES,
+  type PipelineRun,
   pipelinesFor,
   type StoredDefinition,
 } from "@icode/workflow-engine";
@@ -16,8 +17,10 @@ import {
   type PIPELINE_DELETE,
   type PIPELINE_EXPORT,
   type PIPELINE_IMPORT,
+  type PIPELINE_INSPECT,
   type PIPELINE_LIST,
   type PIPELINE_PUBLISH,
+  type PIPELINE_RUNS,
   type PIPELINE_SHOW,
   type PIPELINE_VALIDATE,
   TREE,
@@ -30,7 +33,9 @@ import {
   PIPELINE_JSON_VERSION,
   type PipelineChangeJson,
   type PipelineDeleteJson,
+  type PipelineInspectJson,
   type PipelineListJson,
+  type PipelineRunsJson,
   type PipelineShowJson,
   type PipelineSummaryJson,
 } from "../json/pipeline";
@@ -54,6 +59,8 @@ function hintOf(code: string, id: string | null, hint: string | null): string | 
   switch (code) {
     case "pipeline_definition_not_found":
       return "list the stored pipelines with: icode pipeline list";
+    case "pipeline_run_not_found":
+      return "list the pipeline runs with: icode pipeline runs";
     case "pipeline_definition_locked":
       return id === null ? hint : `copy it first: icode pipeline copy ${shellQuote(id)}`;
     case "pipeline_revision_conflict":
@@ -146,7 +153,85 @@ function lifecycle(d: StoredDefinition): string {
 
 type Handler = (parsed: ParsedCommand, io: CliIo, pipelines: EnginePipelines) => Promise<number>;
 
+const withoutDefinition = ({ definition: _snapshot, ...run }: PipelineRun) => run;
+
+/** `2026-05-01 12:00:00` from an ISO time (UTC). */
+const when = (iso: string | null) => (iso === null ? "-" : iso.replace("T", " ").replace(/\.\d+Z$|Z$/, ""));
+
 const HANDLERS: Record<string, Handler> = {
+  async runs(parsed, io, pipelines) {
+    const values = parsed.values as ValuesOf<typeof PIPELINE_RUNS>;
+    const runs = await pipelines.runs();
+    if (values.json) {
+      const out: PipelineRunsJson = { version: PIPELINE_JSON_VERSION, runs: runs.map(withoutDefinition) };
+      line(io, out);
+      return EXIT.ok;
+    }
+    if (runs.length === 0) {
+      io.stdout.write("No pipeline runs yet. Start one with: icode pipeline run ID --input TEXT\n");
+      return EXIT.ok;
+    }
+    const rows = runs.map((r) =>
+      [
+        r.run_id,
+        r.definition_id,
+        String(r.definition_revision),
+        r.state,
+        r.failure_policy,
+        when(r.created_at),
+      ].map(oneLine),
+    );
+    io.stdout.write(renderTable(["Run", "Pipeline", "Revision", "State", "Policy", "Created (UTC)"], rows));
+    return EXIT.ok;
+  },
+
+  async inspect(parsed, io, pipelines) {
+    const values = parsed.values as ValuesOf<typeof PIPELINE_INSPECT>;
+    const inspection = await pipelines.inspect(parsed.args[0]!);
+    if (values.json) {
+      const out: PipelineInspectJson = {
+        version: PIPELINE_JSON_VERSION,
+        ...inspection,
+        run: withoutDefinition(inspection.run),
+      };
+      line(io, out);
+      return EXIT.ok;
+    }
+    const { run, nodes, lease } = inspection;
+    const live = lease !== null && Date.parse(lease.expires_at) > Date.now();
+    const lines = [
+      `run ${run.run_id} · pipeline ${oneLine(run.definition_id)} (revision ${run.definition_revision}) · ${run.state}`,
+      `failure policy ${run.failure_policy} · created ${when(run.created_at)} UTC · ended ${when(run.ended_at)}`,
+      live
+        ? `driven by ${oneLine(lease.owner)} until ${when(lease.expires_at)} UTC`
+        : "not driven by any process",
+      `folder: ${oneLine(inspection.run_dir)}`,
+      "",
+      "nodes:",
+    ];
+    const rows = nodes.map((n) =>
+      [
+        n.node_id,
+        n.state,
+        count(n.attempts, "attempt"),
+        n.error !== null
+          ? `${n.error.message} [${n.error.code}]`
+          : typeof n.handoff?.summary === "string"
+            ? n.handoff.summary
+            : n.state === "waiting_approval"
+              ? `approve with: icode pipeline approve ${run.run_id} ${shellQuote(n.node_id)}`
+              : "-",
+      ].map(oneLine),
+    );
+    for (const row of renderTable(["Node", "State", "Attempts", "Summary or error"], rows)
+      .trimEnd()
+      .split("\n")) {
+      lines.push(`  ${row}`);
+    }
+    io.stdout.write(`${lines.join("\n")}\n`);
+    return EXIT.ok;
+  },
+
   async list(parsed, io, pipelines) {
     const values = parsed.values as ValuesOf<typeof PIPELINE_LIST>;
     const status = values.status as StoredDefinition["status"] | undefined;

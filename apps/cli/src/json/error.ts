@@ -1,5 +1,7 @@
 import {
   FinishedRunSchema,
+  PIPELINE_ENGINE_CODES,
+  PIPELINE_RUN_CODES,
   PIPELINE_STORE_CODES,
   RejectedRunSchema,
   RUN_REJECTION_CODES,
@@ -15,6 +17,8 @@ import { z } from "zod";
 export const CLI_ERROR_CODES = [
   ...RUN_REJECTION_CODES,
   ...PIPELINE_STORE_CODES,
+  ...PIPELINE_RUN_CODES,
+  ...PIPELINE_ENGINE_CODES,
   /** The command line is wrong (exit 2). */
   "usage_error",
   /** `--input-file` names something that cannot be read as UTF-8 text. */

@@ -1,4 +1,9 @@
-import { StoredDefinitionSchema } from "@icode/workflow-engine";
+import {
+  PipelineCommandResultSchema,
+  PipelineRunInspectionSchema,
+  PipelineRunSchema,
+  StoredDefinitionSchema,
+} from "@icode/workflow-engine";
 import { z } from "zod";
 
 /** The `version` of every `icode pipeline … --json` object; it goes up when a shape changes incompatibly. */
@@ -59,3 +64,46 @@ export const PipelineDeleteJsonSchema = z.strictObject({
   deleted: z.literal(true),
 });
 export type PipelineDeleteJson = z.infer<typeof PipelineDeleteJsonSchema>;
+
+/** A run as the CLI prints it: without the definition snapshot (`icode pipeline show` has definitions). */
+const PipelineRunJsonSchema = PipelineRunSchema.omit({ definition: true });
+
+/** `icode pipeline runs --json`: newest first. */
+export const PipelineRunsJsonSchema = z.strictObject({
+  version: z.literal(PIPELINE_JSON_VERSION),
+  runs: z.array(PipelineRunJsonSchema),
+});
+export type PipelineRunsJson = z.infer<typeof PipelineRunsJsonSchema>;
+
+/** `icode pipeline inspect --json`: the engine's `PipelineRunInspectionSchema`, the run without its snapshot. */
+export const PipelineInspectJsonSchema = z.strictObject({
+  version: z.literal(PIPELINE_JSON_VERSION),
+  ...PipelineRunInspectionSchema.shape,
+  run: PipelineRunJsonSchema,
+});
+export type PipelineInspectJson = z.infer<typeof PipelineInspectJsonSchema>;
+
+/** Why driving in the foreground stopped (the driver's `stop`). */
+const DriveStopSchema = z.enum(["converged", "paused", "stopped", "lease_lost", "lease_held"]);
+
+/** `icode pipeline run --json`, and the `driven` part of a control action that drove the run. */
+export const PipelineRunResultJsonSchema = z.strictObject({
+  version: z.literal(PIPELINE_JSON_VERSION),
+  stop: DriveStopSchema,
+  run: PipelineRunJsonSchema,
+  nodes: PipelineRunInspectionSchema.shape.nodes,
+});
+export type PipelineRunResultJson = z.infer<typeof PipelineRunResultJsonSchema>;
+
+/** `icode pipeline approve|retry|skip|pause|resume|cancel|stop-sessions --json`. */
+export const PipelineControlJsonSchema = z.strictObject({
+  version: z.literal(PIPELINE_JSON_VERSION),
+  action: z.enum(["approve_node", "retry_node", "skip_node", "pause", "resume", "cancel", "stop_sessions"]),
+  result: PipelineCommandResultSchema,
+  /** `driver`: the run's live driver applied it; `direct`: no driver held the run, this process did. */
+  via: z.enum(["driver", "direct"]),
+  run: PipelineRunJsonSchema,
+  /** Set when this process then drove the run in the foreground: why it stopped. */
+  stop: DriveStopSchema.nullable(),
+});
+export type PipelineControlJson = z.infer<typeof PipelineControlJsonSchema>;

@@ -4,8 +4,12 @@ import { CliErrorJsonSchema, RunFailureJsonSchema } from "./error";
 import { RunLogsJsonSchema, RunShowJsonSchema, RunsListJsonSchema, SessionsListJsonSchema } from "./history";
 import {
   PipelineChangeJsonSchema,
+  PipelineControlJsonSchema,
   PipelineDeleteJsonSchema,
+  PipelineInspectJsonSchema,
   PipelineListJsonSchema,
+  PipelineRunResultJsonSchema,
+  PipelineRunsJsonSchema,
   PipelineShowJsonSchema,
 } from "./pipeline";
 import { RunResultJsonSchema } from "./run-result";
@@ -29,4 +33,8 @@ export const PUBLISHED_SCHEMAS: Record<string, z.ZodType> = {
   "pipeline-show": PipelineShowJsonSchema,
   "pipeline-change": PipelineChangeJsonSchema,
   "pipeline-delete": PipelineDeleteJsonSchema,
+  "pipeline-runs": PipelineRunsJsonSchema,
+  "pipeline-inspect": PipelineInspectJsonSchema,
+  "pipeline-run-result": PipelineRunResultJsonSchema,
+  "pipeline-control": PipelineControlJsonSchema,
 };
