@@ -10,6 +10,8 @@ const COMMANDS = [
   "pipeline",
   "pipeline-run",
   "completion",
+  // `icode agents` / `icode models`: the profile package only, never the agents package or its SDKs.
+  "profiles",
 ];
 
 // The published CLI is a few self-contained files: the workspace packages, zod and smol-toml are bundled in,

@@ -40,9 +40,21 @@ function onlyOutputLeft(): boolean {
   return streams <= 3;
 }
 
+/**
+ * The working directory, or, when it was deleted under the shell, the path the shell still names (`$PWD`,
+ * else ""): `process.cwd()` throws then, and the commands that need the directory report it (exit 1).
+ */
+function workingDirectory(): string {
+  try {
+    return process.cwd();
+  } catch {
+    return process.env["PWD"] ?? "";
+  }
+}
+
 // No top-level await: the build makes this file CommonJS (see tsup.config.ts).
 void main(process.argv.slice(2), {
-  cwd: process.cwd(),
+  cwd: workingDirectory(),
   env: process.env,
   // Opened only when a command reads it (`--input-file -`, `--interactive`).
   get stdin() {

@@ -83,6 +83,13 @@ export const WORKFLOW_RUN = {
       summary: "Start a new run in this existing workflow session (same workflow ID)",
       completes: "session",
     },
+    {
+      name: "model",
+      value: "ID",
+      summary:
+        "The default model of the new session (a model profile id or name, see: icode models), saved with it;\n" +
+        "agent nodes without model= whose profile binds none use it. Not with -s",
+    },
     { name: "trust", summary: "Trust the workflow's current source and environment (custom workflows)" },
     {
       name: "timeout",
@@ -465,6 +472,47 @@ export const PIPELINE_STOP_SESSIONS = controlSpec(
   "After a run has finished, gracefully stop the agent sessions its nodes created.",
   false,
 );
+const LISTING_NOTES = (
+  empty: string,
+) => `Text goes to stdout; each problem of a profile or settings file goes to stderr as
+  Warning: <file>:<line>: <field>: <message>
+(line and field are left out when unknown); with --json problems are only in "problems". Empty cells show '-'. ${empty}
+Exit codes: 0 listed (warnings allowed), 1 the working directory no longer exists, 2 bad arguments.`;
+
+export const AGENTS_LIST = {
+  path: ["agents", "list"],
+  summary: "List the agent profiles agent nodes can use",
+  description: `List the effective agent profiles, one per name after hiding (project ./.chrys/agents/ over user
+$CHRYS_HOME/agents/ over built-in), sub-agent-only and ACP ones included, sorted by name ignoring case.
+Columns: Default (* on the default agent), Name, Display Name, ID, Model (active, the bound model profile's
+name, missing:<id>, acp or acp:<model_id>), Source (builtin, user, project), Description.
+'icode agents' is this command. Loading puts user profile files into canonical form, as every start does.`,
+  args: [],
+  options: [
+    JSON_OPTION(
+      'Print {"agents": [{"id", "name", "displayName", "description", "default", "model", "source", "file", "kind", "subAgentOnly", "launchableAsMain"}], "default", "problems"}',
+    ),
+  ],
+  notes: LISTING_NOTES("No profile at all prints: No agent profiles found."),
+  bundle: "profiles",
+} as const satisfies CommandSpec;
+
+export const MODELS_LIST = {
+  path: ["models", "list"],
+  summary: "List the model profiles agents can use",
+  description: `List every model profile in $CHRYS_HOME/models/, sorted by name ignoring case, then id.
+Columns: Active (* on the profile model.profile.active resolves to), ID, Name, Provider, API (chat or
+responses), Model (model_id), Context (200k, 1m, else in full), Flags (stream, vision).
+'icode models' is this command. API keys are never shown.`,
+  args: [],
+  options: [
+    JSON_OPTION(
+      'Print {"models": [{"id", "name", "provider", "apiStyle", "modelId", "baseUrl", "maxContextTokens", "maxOutputTokens", "stream", "vision", "usable", "active", "file"}], "active", "problems"}',
+    ),
+  ],
+  notes: LISTING_NOTES("No profile at all prints: No model profiles found."),
+  bundle: "profiles",
+} as const satisfies CommandSpec;
 
 const COMPLETION = {
   path: ["completion"],
@@ -514,6 +562,18 @@ export const TREE: CommandTree = {
       ],
     },
     { name: "trajectory", summary: "Export recorded runs for analysis.", commands: [TRAJECTORY_EXPORT] },
+    {
+      name: "agents",
+      summary: "List agent profiles ('icode agents' lists them).",
+      commands: [AGENTS_LIST],
+      default: "list",
+    },
+    {
+      name: "models",
+      summary: "List model profiles ('icode models' lists them).",
+      commands: [MODELS_LIST],
+      default: "list",
+    },
   ],
   commands: [COMPLETION],
   footer:

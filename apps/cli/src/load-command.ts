@@ -28,6 +28,7 @@ const SOURCES: Record<BundleName, () => Promise<{ command: Command }>> = {
   pipeline: () => import("./commands/pipeline"),
   "pipeline-run": () => import("./commands/pipeline-run"),
   completion: () => import("./commands/completion"),
+  profiles: () => import("./commands/profiles"),
 };
 
 /**

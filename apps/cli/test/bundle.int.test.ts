@@ -26,6 +26,7 @@ describe("the built CLI", () => {
       "pipeline",
       "pipeline-run",
       "completion",
+      "profiles",
     ]) {
       expect(existsSync(join(CLI_DIR, "dist", `${name}.js`))).toBe(true);
     }

@@ -70,6 +70,9 @@ describe("icode completion", SLOW, () => {
     expect(complete("runs", "list", "-")).toEqual(["-s", "--session", "--json", "-h", "--help"]);
     expect(complete("trajectory", "export", "--format", "")).toEqual(["json", "perfetto"]);
     expect(complete("completion", "")).toEqual(["bash", "zsh", "fish"]);
+    // `icode agents` is `icode agents list`: its options complete right after the group too.
+    expect(complete("agents", "")).toEqual(["list", "--json", "--help"]);
+    expect(complete("models", "list", "-")).toEqual(["--json", "-h", "--help"]);
   });
 
   it("bash: completes workflow IDs from icode workflow list --json, sessions and runs", () => {

@@ -12,6 +12,7 @@ import type {
   RunInspection,
   SkipOptions,
 } from "@icode/workflow-scheduler";
+import { type AgentListing, listAgentsFor, listModelsFor, type ModelListing } from "./agents/listings";
 import { type EngineOptions, engineContext, type RunContext } from "./context";
 import { type RunHistory, runHistory } from "./history";
 import { type ListResult, listWorkflows } from "./list";
@@ -29,6 +30,16 @@ import { type ValidateOptions, validateWorkflow } from "./validate/validate";
 export interface Engine {
   /** `icode workflow list`: the workflows the discovery rules find; never runs workflow code. */
   list(): Promise<ListResult>;
+  /**
+   * `icode agents`: the effective agent profiles (built-in, user, project), sorted by name ignoring case,
+   * the default agent marked, and the load problems of their files (file, line, field, message).
+   */
+  listAgents(): Promise<AgentListing>;
+  /**
+   * `icode models`: every model profile, sorted by name ignoring case then id, the active one marked, and
+   * the load problems of their files. Never carries an API key.
+   */
+  listModels(): Promise<ModelListing>;
   /** `icode workflow validate`: check a workflow file or folder and return the version-1 report. */
   validate(path: string, options?: ValidateOptions): Promise<ValidateReport>;
   /** What a "Trust workflow" dialog shows. Runs the workflow's top-level code. `null`: no such ID. */
@@ -95,6 +106,8 @@ export function createEngine(options: EngineOptions): Engine {
     };
   return {
     list: () => listWorkflows(ctx),
+    listAgents: () => listAgentsFor(ctx),
+    listModels: () => listModelsFor(ctx),
     validate: (path, validateOptions) => validateWorkflow(path, ctx, validateOptions),
     preview: (id, o) => previewWorkflow(id, ctx, o?.signal),
     trust: (id, o) => trustWorkflow(id, ctx, o?.signal),

@@ -49,6 +49,16 @@ export type {
   SkipOptions,
 } from "@icode/workflow-scheduler";
 export { RunInspectionSchema } from "@icode/workflow-scheduler";
+export {
+  type AgentListing,
+  AgentListingSchema,
+  formatContextTokens,
+  type ListProfilesOptions,
+  listAgentsFor,
+  listModelsFor,
+  type ModelListing,
+  ModelListingSchema,
+} from "./agents/listings";
 export { ERROR_CODES } from "./codes";
 export type { EngineOptions } from "./context";
 export { createEngine, type Engine } from "./engine";

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
+import { type FileHandle, open, rename, rm } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { canonicalJson } from "@icode/canonical-json";
 import { storageFailed } from "./codes";
@@ -47,6 +48,41 @@ export function writeJsonAtomic(path: string, value: unknown, what = "a record f
     throw storageFailed(what, path, cause);
   }
   writeFileAtomic(path, text, what);
+}
+
+/**
+ * `writeFileAtomic` off the main thread: the same temporary file, fsync, rename and folder fsync, on libuv's
+ * thread pool, so a run's other work goes on while the disk syncs. Rejects with `storage_failed`.
+ */
+export async function writeFileAtomicAsync(
+  path: string,
+  data: string | Uint8Array,
+  what = "a record file",
+): Promise<void> {
+  const dir = dirname(path);
+  const temp = join(dir, `.${basename(path)}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`);
+  let handle: FileHandle | null = null;
+  try {
+    handle = await open(temp, "wx", 0o644);
+    await handle.writeFile(data);
+    await handle.sync();
+    await handle.close();
+    handle = null;
+    await rename(temp, path);
+  } catch (cause) {
+    await handle?.close().catch(() => undefined);
+    await rm(temp, { force: true }).catch(() => undefined);
+    throw storageFailed(what, path, cause);
+  }
+  let folder: FileHandle | null = null;
+  try {
+    folder = await open(dir, "r");
+    await folder.sync();
+  } catch {
+    // As in fsyncDir: best effort where folders cannot be opened or synced.
+  } finally {
+    await folder?.close().catch(() => undefined);
+  }
 }
 
 /** Best effort: makes a folder's entries (a rename, a new file) durable. */

@@ -54,6 +54,8 @@ export class FsRunRecorder implements RunRecorder {
   readonly sessionId: string;
   readonly runId: string;
   readonly #log: EventLog;
+  /** Transcript writes still on their way to the disk: `flush` and `close` wait for them. */
+  readonly #writing = new Set<Promise<void>>();
 
   private constructor(dir: string, sessionId: string, runId: string, log: EventLog) {
     this.dir = dir;
@@ -80,7 +82,9 @@ export class FsRunRecorder implements RunRecorder {
   }
 
   async flush(): Promise<void> {
+    const failure = await this.#settle();
     this.#log.sync();
+    if (failure !== null) throw failure;
   }
 
   writeLast(event: EngineEvent): void {
@@ -91,8 +95,12 @@ export class FsRunRecorder implements RunRecorder {
     writeNodeDiagnostics(this.dir, record);
   }
 
-  writeTranscript(record: TranscriptRecord): void {
-    writeTranscript(this.dir, record);
+  writeTranscript(record: TranscriptRecord): Promise<void> {
+    const writing = writeTranscript(this.dir, record);
+    this.#writing.add(writing);
+    const done = () => this.#writing.delete(writing);
+    writing.then(done, done);
+    return writing;
   }
 
   writeOutputs(finish: RunFinish): void {
@@ -106,7 +114,16 @@ export class FsRunRecorder implements RunRecorder {
   }
 
   async close(): Promise<void> {
+    // A failed transcript write was reported to whoever started it (the run ends `storage_failed`).
+    await this.#settle();
     this.#log.close();
+  }
+
+  /** Waits for the transcript writes under way; the first failure among them, or null. */
+  async #settle(): Promise<unknown> {
+    const outcomes = await Promise.allSettled([...this.#writing]);
+    const failed = outcomes.find((outcome) => outcome.status === "rejected");
+    return failed === undefined ? null : (failed as PromiseRejectedResult).reason;
   }
 
   /**

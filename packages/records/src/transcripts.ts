@@ -1,7 +1,9 @@
-import { mkdirSync, readdirSync } from "node:fs";
+import { readdirSync } from "node:fs";
+import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
+import { canonicalJson } from "@icode/canonical-json";
 import { z } from "zod";
-import { writeJsonAtomic } from "./atomic";
+import { writeFileAtomicAsync } from "./atomic";
 import { storageFailed } from "./codes";
 import { recordHash, sanitizeForFileName } from "./diagnostics";
 import { readJsonFile } from "./json-file";
@@ -25,20 +27,25 @@ function transcriptFileName(activationId: string, attempt: number): string {
   return `${sanitizeForFileName(activationId)}.${attempt}.transcript.${recordHash(activationId, attempt)}.json`;
 }
 
-/** Writes one attempt's transcript into `<runDir>/nodes/`. Throws `storage_failed`. */
-export function writeTranscript(runDirPath: string, record: TranscriptRecord): void {
-  const parsed = TranscriptRecordSchema.parse(record);
+/**
+ * Writes one attempt's transcript into `<runDir>/nodes/`, atomically and durably, without blocking the main
+ * thread (an agent node's transcript is written while the next node runs). Rejects with `storage_failed`.
+ */
+export async function writeTranscript(runDirPath: string, record: TranscriptRecord): Promise<void> {
   const dir = join(runDirPath, FILES.nodes);
+  const file = join(dir, transcriptFileName(record.activation_id, record.attempt));
+  let text: string;
   try {
-    mkdirSync(dir, { recursive: true });
+    text = canonicalJson(TranscriptRecordSchema.parse(record));
+  } catch (cause) {
+    throw storageFailed("an agent transcript", file, cause);
+  }
+  try {
+    await mkdir(dir, { recursive: true });
   } catch (cause) {
     throw storageFailed("the node records folder", dir, cause);
   }
-  writeJsonAtomic(
-    join(dir, transcriptFileName(parsed.activation_id, parsed.attempt)),
-    parsed,
-    "an agent transcript",
-  );
+  await writeFileAtomicAsync(file, text, "an agent transcript");
 }
 
 /** Every transcript of a run, ordered by activation then attempt. */

@@ -1,6 +1,6 @@
 /** The package's internals that its own integration tests drive directly (not its public API). */
 export { canonicalJson } from "@icode/canonical-json";
-export { writeFileAtomic } from "../src/atomic";
+export { writeFileAtomic, writeFileAtomicAsync } from "../src/atomic";
 export { readEventLog } from "../src/event-log";
 export { exportTrajectory } from "../src/export/index";
 export { TrajectorySchema } from "../src/export/trajectory";

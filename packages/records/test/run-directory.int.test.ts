@@ -1,5 +1,13 @@
 import { spawn } from "node:child_process";
-import { appendFileSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import {
+  appendFileSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { runInit, scriptedEvents, sessionInit } from "./conformance/fixtures";
@@ -16,6 +24,7 @@ import {
   runDir,
   sessionDir,
   writeFileAtomic,
+  writeFileAtomicAsync,
 } from "./internals";
 
 let root: string;
@@ -182,5 +191,34 @@ describe("run directory layout", () => {
     expect(() => writeFileAtomic(target, "{}")).toThrow(expect.objectContaining({ code: "storage_failed" }));
     expect(readdirSync(root).filter((n) => n.endsWith(".tmp"))).toEqual([]);
     expect(statSync(join(target, "child")).isDirectory()).toBe(true);
+  });
+
+  it("does the same off the main thread: writes, replaces, and refuses with storage_failed leaving no temporary file", async () => {
+    const file = join(root, "async.json");
+    await writeFileAtomicAsync(file, '{"v":1}');
+    await writeFileAtomicAsync(file, '{"v":2}');
+    expect(readFileSync(file, "utf8")).toBe('{"v":2}');
+    const target = join(root, "busy");
+    mkdirSync(join(target, "child"), { recursive: true });
+    await expect(writeFileAtomicAsync(target, "{}")).rejects.toMatchObject({ code: "storage_failed" });
+    expect(readdirSync(root).filter((n) => n.endsWith(".tmp"))).toEqual([]);
+  });
+
+  it("reports a transcript that cannot be stored: the write rejects and the next flush() rejects with storage_failed", async () => {
+    const session = createSession(home, sessionInit(root));
+    const recorder = createRun(home, session.session_id, runInit());
+    const record = { node_id: "a", activation_id: "a", attempt: 1, transcript: { messages: [] } };
+    // The transcript's name is taken by a non-empty folder: the rename fails, whatever the user's rights.
+    const nodes = join(recorder.dir, FILES.nodes);
+    await recorder.writeTranscript(record);
+    const [name] = readdirSync(nodes).filter((n) => n.includes(".transcript."));
+    const stored = join(nodes, name!);
+    rmSync(stored);
+    mkdirSync(join(stored, "child"), { recursive: true });
+    const writing = recorder.writeTranscript(record);
+    const flushed = recorder.flush();
+    await expect(writing).rejects.toMatchObject({ code: "storage_failed" });
+    await expect(flushed).rejects.toMatchObject({ code: "storage_failed" });
+    await recorder.close();
   });
 });

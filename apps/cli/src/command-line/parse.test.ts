@@ -155,3 +155,43 @@ describe("nearest", () => {
     expect(nearest("", ["echo"])).toBeNull();
   });
 });
+
+describe("parseCommandLine: a group with a default command (icode agents, icode models)", () => {
+  it.each([
+    [["agents"], ["agents", "list"], false],
+    [["agents", "list"], ["agents", "list"], false],
+    [["agents", "--json"], ["agents", "list"], true],
+    [["agents", "list", "--json"], ["agents", "list"], true],
+    [["models"], ["models", "list"], false],
+    [["models", "--json"], ["models", "list"], true],
+  ])("%j runs %j", (argv, path, json) => {
+    const parsed = command(...argv);
+    expect(parsed.spec.path).toEqual(path);
+    expect(parsed.values["json"]).toBe(json);
+  });
+
+  it("--help and -h after the group show the default command's help (exit 0)", () => {
+    for (const argv of [
+      ["agents", "--help"],
+      ["agents", "-h"],
+      ["agents", "list", "--help"],
+    ]) {
+      const line = parse(...argv);
+      expect(line).toMatchObject({ kind: "help", stream: "stdout", exitCode: 0 });
+      if (line.kind === "help") expect(line.text.startsWith("Usage: icode agents list [--json]")).toBe(true);
+    }
+  });
+
+  it.each([
+    [["agents", "lst"], "unknown command 'agents lst' (did you mean `list`?)"],
+    [["agents", "--bogus"], "unknown option '--bogus'"],
+    [["models", "list", "extra"], "unexpected argument 'extra' (it takes no arguments)"],
+    [["agents", "--json=yes"], "--json takes no value, got 'yes'"],
+  ])("%j is a usage error: %s", (argv, message) => {
+    expect(usage(...argv).message).toBe(message);
+  });
+
+  it("a group without a default still shows its help when no command follows", () => {
+    expect(parse("workflow")).toMatchObject({ kind: "help", stream: "stderr", exitCode: 2 });
+  });
+});

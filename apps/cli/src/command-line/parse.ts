@@ -50,6 +50,10 @@ export function parseCommandLine(argv: readonly string[], tree: CommandTree, ver
     );
   }
   const help = groupHelp(tree, group);
+  const fallback = group.commands.find((c) => c.path[1] === group.default);
+  if (fallback !== undefined && (second === undefined || second.startsWith("-"))) {
+    return parseCommand(fallback, argv.slice(1), tree);
+  }
   if (second === undefined) return { kind: "help", text: help, stream: "stderr", exitCode: 2 };
   if (HELP_WORDS.has(second)) return { kind: "help", text: help, stream: "stdout", exitCode: 0 };
   const command = group.commands.find((c) => c.path[1] === second);

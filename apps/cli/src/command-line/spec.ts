@@ -37,7 +37,8 @@ export type BundleName =
   | "history"
   | "pipeline"
   | "pipeline-run"
-  | "completion";
+  | "completion"
+  | "profiles";
 
 export interface CommandSpec {
   /** `["workflow", "run"]`, or `["completion"]` for a command outside a group. */
@@ -64,6 +65,11 @@ export interface GroupSpec {
   readonly name: string;
   readonly summary: string;
   readonly commands: readonly CommandSpec[];
+  /**
+   * The command the group runs when no command follows its name, or only options do (`icode agents` and
+   * `icode agents --json` are `icode agents list`). Without one, the group's name alone shows its help.
+   */
+  readonly default?: string;
 }
 
 export interface CommandTree {

@@ -44,6 +44,27 @@ function parseTimeout(raw: string | undefined, refuse: Refuse): number | null {
 }
 
 /**
+ * `--model`: the default model of a NEW session, saved with it. With `-s` it is a usage error whatever the
+ * session saved: the session keeps its own model (workflow reference, "Model selection"), and silently
+ * running it with another would make its runs disagree about what "the workflow's default model" is.
+ */
+function checkModel(values: Values, refuse: Refuse): string | null {
+  const model = values.model;
+  if (model === undefined) return null;
+  if (values.session !== undefined) {
+    throw refuse(
+      "--model sets the default model of a new session; a session given with -s keeps the model saved with it (leave out --model, or leave out -s to start a new session)",
+    );
+  }
+  if (model.trim() === "") {
+    throw refuse(
+      `--model needs a model profile id or name, got ${model === "" ? "an empty string" : "only spaces"}`,
+    );
+  }
+  return model;
+}
+
+/**
  * A workflow ID is a file or folder name iCode loads: not empty, no path separator or control character,
  * not starting with `.` or `_` (names iCode ignores), and not starting with `-` unless it came after `--`.
  */
@@ -74,6 +95,7 @@ function trustedCommand(workflowId: string, values: Values): string {
   }
   if (values["input-file"] !== undefined) words.push("--input-file", shellQuote(values["input-file"]));
   if (values.session !== undefined) words.push("-s", shellQuote(values.session));
+  if (values.model !== undefined) words.push("--model", shellQuote(values.model));
   if (values.timeout !== undefined) words.push("--timeout", shellQuote(values.timeout));
   if (values.json) words.push("--json");
   if (values.quiet) words.push("-q");
@@ -104,6 +126,9 @@ async function cliHint(report: RejectedRun, workflowId: string, values: Values, 
       return "list sessions with: icode sessions list (or run without -s to start a new session)";
     case "session_invalid":
       return "run without -s to start a new session";
+    case "model_unresolvable":
+    case "model_ambiguous":
+      return "list the model profiles with: icode models (pass an id from its ID column to --model)";
     case "workflow_unreadable": {
       const reason = report.diagnostics[0];
       return reason === undefined ? report.hint : cliHintOf(reason);
@@ -191,6 +216,7 @@ export const command = {
     const values = parsed.values as Values;
     const workflowId = checkWorkflowId(parsed, refuse);
     const timeoutSeconds = parseTimeout(values.timeout, refuse);
+    const model = checkModel(values, refuse);
     const json = values.json;
     if (values.interactive && !(io.terminal.stdin && io.terminal.stderr)) {
       throw refuse("--interactive needs a terminal on standard input and standard error");
@@ -218,6 +244,7 @@ export const command = {
         workflowId,
         input,
         ...(values.session === undefined ? {} : { sessionId: values.session }),
+        ...(model === null ? {} : { model }),
         trust: values.trust,
         timeoutSeconds,
         policy: "fail",

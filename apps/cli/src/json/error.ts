@@ -31,6 +31,8 @@ export const CLI_ERROR_CODES = [
   "record_invalid",
   /** An ID that is not a session or run ID. */
   "invalid_id",
+  /** `icode agents` / `icode models`: the working directory was deleted (exit 1). */
+  "cwd_missing",
   /** A defect of icode itself. */
   "internal_error",
 ] as const;

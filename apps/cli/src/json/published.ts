@@ -12,6 +12,7 @@ import {
   PipelineRunsJsonSchema,
   PipelineShowJsonSchema,
 } from "./pipeline";
+import { AgentsListJsonSchema, ModelsListJsonSchema } from "./profiles";
 import { RunResultJsonSchema } from "./run-result";
 import { WorkflowListJsonSchema } from "./workflow-list";
 
@@ -37,4 +38,6 @@ export const PUBLISHED_SCHEMAS: Record<string, z.ZodType> = {
   "pipeline-inspect": PipelineInspectJsonSchema,
   "pipeline-run-result": PipelineRunResultJsonSchema,
   "pipeline-control": PipelineControlJsonSchema,
+  "agents-list": AgentsListJsonSchema,
+  "models-list": ModelsListJsonSchema,
 };

@@ -14,6 +14,8 @@ export const RUN_REJECTION_CODES = [
   "session_invalid",
   "spec_changed",
   "validation_failed",
+  "model_unresolvable",
+  "model_ambiguous",
   "trust_required",
   "trust_write_failed",
   "source_changed",

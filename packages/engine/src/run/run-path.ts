@@ -11,6 +11,7 @@ import type { HookRunResult, HookWarning, RunRecorder, Session } from "@icode/wo
 import { runHooks } from "@icode/workflow-records";
 import { startRun, type WorkflowRun } from "@icode/workflow-scheduler";
 import { profilesDigestOf, projectProfilesStartingPrograms } from "../agents/bindings";
+import { checkWorkflowModel } from "../agents/workflow-model";
 import type { RunContext } from "../context";
 import type { FoundWorkflow, LoaderWarning, PreparedWorkflow, WorkflowLoader } from "../loader";
 import type { CheckedRunRequest, RunCallbacks } from "../request";
@@ -99,7 +100,20 @@ async function resolveSession(
   request: CheckedRunRequest,
   env: RunEnvironment,
 ): Promise<ResolvedSession | Refusal> {
-  if (request.sessionId === undefined) return { session: null, recovered: [] };
+  if (request.sessionId === undefined) {
+    // A new session's default model must exist now, not only when an agent node happens to need it.
+    if (request.model !== null) {
+      const { ctx } = env;
+      const refusal = await checkWorkflowModel(request.model, {
+        chrysHome: ctx.chrysHome,
+        cwd: ctx.cwd,
+        env: ctx.env,
+        homeDir: ctx.homeDir,
+      });
+      if (refusal !== null) return refusal;
+    }
+    return { session: null, recovered: [] };
+  }
   if (request.model !== null) {
     return {
       code: "request_invalid",

@@ -204,5 +204,24 @@ export function runConformance(name: string, init: () => Promise<StoreFixture>):
       const record = await store.readRun(session.session_id, recorder.runId);
       expect(record.transcripts).toEqual([transcript(1), transcript(2)]);
     });
+
+    it("has every transcript write started before close() stored once close() resolves", async () => {
+      const { store, workspace } = fx();
+      const session = await store.createSession(sessionInit(workspace));
+      const recorder = await store.createRun(session.session_id, runInit());
+      const attempts = Array.from({ length: 20 }, (_, i) => i + 1);
+      for (const attempt of attempts) {
+        // Not awaited, as the engine does: the next node goes on while the disk syncs.
+        void recorder.writeTranscript({
+          node_id: "review",
+          activation_id: "review@iter#1",
+          attempt,
+          transcript: { runtime: "acp", messages: [], usage: null },
+        });
+      }
+      await recorder.close();
+      const record = await store.readRun(session.session_id, recorder.runId);
+      expect(record.transcripts.map((t) => t.attempt)).toEqual(attempts);
+    });
   });
 }
