@@ -168,13 +168,19 @@ export const SESSIONS_LIST = {
 
 export const TRAJECTORY_EXPORT = {
   path: ["trajectory", "export"],
-  summary: "Export a workflow session's runs for analysis",
-  description: `Export a workflow session's runs for analysis:
+  summary: "Export a workflow session's runs, or a pipeline run, for analysis",
+  description: `Export a workflow session's runs (--session), or one pipeline run (--run), for analysis:
   json       runs, nodes, attempts, timings and usage
   perfetto   Chrome trace-event JSON that ui.perfetto.dev opens (a track per node, a slice per attempt)`,
   args: [],
   options: [
     { name: "session", value: "ID", summary: "The workflow session ID", completes: "session" },
+    {
+      name: "run",
+      value: "ID",
+      summary: "A pipeline run ID instead of a session (see: icode pipeline runs)",
+      completes: "pipeline-run",
+    },
     { name: "format", value: "F", summary: "json or perfetto", choices: ["json", "perfetto"] },
     {
       name: "out",
@@ -183,7 +189,9 @@ export const TRAJECTORY_EXPORT = {
       completes: "file",
     },
   ],
-  required: ["session", "format", "out"],
+  required: ["format", "out"],
+  conflicts: [["session", "run"]],
+  notes: "Exactly one of --session and --run.",
   bundle: "trajectory-export",
 } as const satisfies CommandSpec;
 
@@ -424,13 +432,13 @@ const controlSpec = <const P extends string>(
 const DRIVES =
   "When no process drives the run, this one then drives it in the foreground, as icode pipeline run does.";
 
-export const PIPELINE_APPROVE = controlSpec(
+const PIPELINE_APPROVE = controlSpec(
   "approve",
   "Let a node waiting for approval start",
   `Approve a node's requires_approval gate (waiting_approval → ready). ${DRIVES}`,
   true,
 );
-export const PIPELINE_RETRY = controlSpec(
+const PIPELINE_RETRY = controlSpec(
   "retry",
   "Run a failed, blocked or canceled node again",
   `Retry a failed, blocked or canceled node (→ pending; a paused or failed run continues). ${DRIVES}`,
@@ -448,25 +456,20 @@ export const PIPELINE_SKIP = {
     JSON_OPTION('Print {"version": 1, "action", "result", "via", "run"} instead of text'),
   ],
 } as const satisfies CommandSpec;
-export const PIPELINE_PAUSE = controlSpec(
+const PIPELINE_PAUSE = controlSpec(
   "pause",
   "Pause a run: nothing more starts",
   "Pause a run: no node starts any more; nodes already running finish and are recorded.",
   false,
 );
-export const PIPELINE_RESUME = controlSpec(
-  "resume",
-  "Resume a paused run",
-  `Resume a paused run. ${DRIVES}`,
-  false,
-);
-export const PIPELINE_CANCEL = controlSpec(
+const PIPELINE_RESUME = controlSpec("resume", "Resume a paused run", `Resume a paused run. ${DRIVES}`, false);
+const PIPELINE_CANCEL = controlSpec(
   "cancel",
   "Cancel a run and its running nodes",
   "Cancel a run: running nodes are aborted, nodes not started are canceled.",
   false,
 );
-export const PIPELINE_STOP_SESSIONS = controlSpec(
+const PIPELINE_STOP_SESSIONS = controlSpec(
   "stop-sessions",
   "End the agent sessions a finished run left open",
   "After a run has finished, gracefully stop the agent sessions its nodes created.",

@@ -514,6 +514,74 @@ describe("icode pipeline runs, inspect and control actions", () => {
     ]);
   });
 
+  it("exports a pipeline run with icode trajectory export --run, as JSON or Perfetto", async () => {
+    const { p, runId } = await withRun();
+    const r = await icode(p, ["trajectory", "export", "--run", runId, "--format", "json", "--out", "-"]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    const data = json(r);
+    expect(data).toMatchObject({
+      format: "icode-pipeline-trajectory",
+      version: 1,
+      run: { run_id: runId, definition_id: "gated", state: "pending", task_input: "ship it" },
+    });
+    expect(
+      (data.nodes as { node_id: string; attempts: unknown[] }[]).map((n) => [n.node_id, n.attempts]),
+    ).toEqual([
+      ["plan", []],
+      ["build", []],
+    ]);
+    const trace = await icode(p, [
+      "trajectory",
+      "export",
+      "--run",
+      runId,
+      "--format",
+      "perfetto",
+      "--out",
+      "t.json",
+    ]);
+    expect(trace).toMatchObject({ exitCode: 0, stdout: "" });
+    const events = (
+      JSON.parse(readFileSync(join(p.dir, "t.json"), "utf8")) as {
+        traceEvents: { ph: string; args: { name?: string } }[];
+      }
+    ).traceEvents;
+    expect(events.filter((e) => e.ph === "M").map((e) => e.args.name)).toEqual([
+      `run ${runId} (pending)`,
+      "run",
+      "plan",
+      "build",
+    ]);
+
+    const missing = await icode(p, [
+      "trajectory",
+      "export",
+      "--run",
+      "0".repeat(32),
+      "--format",
+      "json",
+      "--out",
+      "-",
+    ]);
+    refused(missing, "pipeline_run_not_found", "list the pipeline runs with: icode pipeline runs");
+    const neither = await icode(p, ["trajectory", "export", "--format", "json", "--out", "-"]);
+    expect(neither.exitCode).toBe(2);
+    expect(neither.stderr).toContain("give --session ID (a workflow session) or --run ID (a pipeline run)");
+    const both = await icode(p, [
+      "trajectory",
+      "export",
+      "--run",
+      runId,
+      "--session",
+      "x",
+      "--format",
+      "json",
+      "--out",
+      "-",
+    ]);
+    expect(both.exitCode).toBe(2);
+  });
+
   it("cannot drive a run yet without the agent node executor, and says how to continue", async () => {
     const { p, runId } = await withRun();
     const r = await icode(p, ["pipeline", "resume", runId]);

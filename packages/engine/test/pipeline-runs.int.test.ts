@@ -6,8 +6,10 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { StoredPipelineEvent } from "@icode/pipelines";
+import { PipelineTrajectorySchema } from "@icode/pipelines";
 import { ScriptedExecutor } from "@icode/pipelines/testing";
 import { tmpDir } from "@icode/test-utils";
+import { PerfettoTraceSchema } from "@icode/workflow-records";
 import { afterEach, describe, expect, it } from "vitest";
 import { createEngine, type Engine, PipelineRunInspectionSchema, pipelineRunDir } from "../src/index";
 
@@ -126,6 +128,21 @@ describe("engine.pipelines runs", () => {
     expect(all.at(-1)?.event).toMatchObject({ type: "command_refused", command: { action: "cancel" } });
     await sub.close();
     await sub2.close();
+
+    // The trajectory export: the run, its nodes and their attempts, as JSON and as a Perfetto trace.
+    const trajectory = PipelineTrajectorySchema.parse(
+      await engine.pipelines.exportTrajectory(run.run_id, "json"),
+    );
+    expect(trajectory.run).toMatchObject({ run_id: run.run_id, state: "succeeded", definition_id: "gated" });
+    expect(trajectory.nodes.map((n) => [n.node_id, n.attempts.map((a) => a.status)])).toEqual([
+      ["plan", ["succeeded"]],
+      ["build", ["succeeded"]],
+    ]);
+    expect(trajectory.nodes[1]?.depends_on).toEqual(["plan"]);
+    expect(trajectory.nodes[0]?.attempts[0]?.duration_ms).toBeGreaterThanOrEqual(0);
+    const trace = PerfettoTraceSchema.parse(await engine.pipelines.exportTrajectory(run.run_id, "perfetto"));
+    const slices = trace.traceEvents.filter((e) => e.ph === "X").map((e) => e.name);
+    expect(slices).toEqual(["Gated", "plan #1", "build #1"]);
   });
 
   it("without an executor, creates and controls runs but does not drive them", async () => {

@@ -13,7 +13,7 @@ export const PIPELINE_JSON_VERSION = 1;
  * One stored definition as listings show it: its lifecycle fields and the size of the definition, without
  * the nodes (`icode pipeline show --json` has the whole definition).
  */
-export const PipelineSummaryJsonSchema = z.strictObject({
+const PipelineSummaryJsonSchema = z.strictObject({
   id: StoredDefinitionSchema.shape.id,
   name: StoredDefinitionSchema.shape.name,
   description: z.string(),

@@ -103,6 +103,11 @@ export interface PipelineRunsApi {
   retry(runId: string, nodeId: string): Promise<ControlResult>;
   skip(runId: string, nodeId: string, note?: string | null): Promise<ControlResult>;
   stopSessions(runId: string): Promise<ControlResult>;
+  /**
+   * `icode trajectory export --run`: the run as analysis JSON (`PipelineTrajectorySchema`: the run, its
+   * nodes and every attempt with timing and outcome) or as Chrome trace-event JSON for ui.perfetto.dev.
+   */
+  exportTrajectory(runId: string, format: "json" | "perfetto"): Promise<unknown>;
 }
 
 export function pipelineRuns(
@@ -220,5 +225,16 @@ export function pipelineRuns(
     retry: (runId, nodeId) => control(runId, { action: "retry_node", node_id: nodeId }),
     skip: (runId, nodeId, note = null) => control(runId, { action: "skip_node", node_id: nodeId, note }),
     stopSessions: (runId) => control(runId, { action: "stop_sessions" }),
+    async exportTrajectory(runId, format) {
+      const pipelines = await lib();
+      const opened = await store();
+      const run = await opened.getRun(runId);
+      const trajectory = pipelines.pipelineTrajectory(
+        run,
+        await opened.getRunNodes(runId),
+        await opened.listAttempts(runId),
+      );
+      return format === "json" ? trajectory : pipelines.pipelinePerfetto(trajectory);
+    },
   };
 }
