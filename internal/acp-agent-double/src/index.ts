@@ -15,6 +15,12 @@
 export { ACP_DOUBLE_CODES, type AcpDoubleCode, AcpDoubleCodeSchema } from "./codes";
 export { AGENT_BIN, type AgentCommand, agentCommand, agentEnv } from "./command";
 export {
+  HANDOFF_BEHAVIOURS,
+  type HandoffBehaviour,
+  type HandoffScriptOptions,
+  handoffScript,
+} from "./handoff-scripts";
+export {
   type AgentLogEntry,
   AgentLogEntrySchema,
   type AgentLogEvent,

@@ -96,6 +96,7 @@ export const STEP_KINDS = [
   "hang",
   "echoPrompt",
   "echoSession",
+  "echoTurn",
   "empty",
   "error",
 ] as const;
@@ -168,6 +169,8 @@ const StepObjectSchema = z.strictObject({
   echoPrompt: z.literal(true).optional(),
   /** An agent message holding the session's JSON: id, cwd, MCP server names, mode, model, config values. */
   echoSession: z.literal(true).optional(),
+  /** An agent message holding `{ sessionId, turn }`: the session's id and this prompt's 0-based index in it. */
+  echoTurn: z.literal(true).optional(),
   /** Ends the turn (`end_turn`) at once, with no message. */
   empty: z.literal(true).optional(),
   /** Answers the prompt with this JSON-RPC error instead of a stop reason. */

@@ -336,6 +336,10 @@ export async function runTurn(ctx: TurnContext, steps: readonly Step[]): Promise
           }),
         );
         return null;
+      case "echoTurn":
+        // `prompts` counts this turn's prompt already.
+        await message(JSON.stringify({ sessionId: session.id, turn: session.prompts - 1 }));
+        return null;
       case "empty":
         return "end_turn";
       case "error": {

@@ -351,3 +351,19 @@ describe("session/load", () => {
     });
   });
 });
+
+describe("echoTurn", () => {
+  it("echoes the session's id and the per-session prompt counter", async () => {
+    const agent = await ready({ turns: [{ steps: [{ echoTurn: true }] }] });
+    const a = (await agent.newSession()).sessionId;
+    const b = (await agent.newSession()).sessionId;
+    const echo = async (sessionId: string) => {
+      const before = agent.updatesOf(sessionId).length;
+      await agent.prompt(sessionId, "count");
+      return JSON.parse(messageText(agent.updatesOf(sessionId).slice(before))) as unknown;
+    };
+    expect(await echo(a)).toEqual({ sessionId: a, turn: 0 });
+    expect(await echo(a)).toEqual({ sessionId: a, turn: 1 });
+    expect(await echo(b)).toEqual({ sessionId: b, turn: 0 });
+  });
+});

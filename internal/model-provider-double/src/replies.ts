@@ -33,6 +33,33 @@ export function toolCalls(calls: ToolCall[], options: { text?: string; usage?: U
   return { type: "tool_calls", calls, ...options };
 }
 
+/*
+ * Pipeline handoff behaviours: the engine's `submit_handoff` and `report_blocked` tools called by the model,
+ * and a final message holding the handoff as JSON (the fallback for agents without the tool).
+ */
+
+/** The model calls `submit_handoff` with `handoff` as its arguments. */
+export function submitHandoff(
+  handoff: Record<string, unknown>,
+  options: { usage?: Usage } = {},
+): ToolCallsReply {
+  return toolCalls([{ name: "submit_handoff", arguments: handoff }], options);
+}
+
+/** The model calls `report_blocked` with `{ reason }`. */
+export function reportBlocked(reason: string, options: { usage?: Usage } = {}): ToolCallsReply {
+  return toolCalls([{ name: "report_blocked", arguments: { reason } }], options);
+}
+
+/** A final message ending with `value` in a ```json fenced block. */
+export function finalJson(value: unknown, options: { before?: string; usage?: Usage } = {}): TextReply {
+  const before = options.before ?? "Done.";
+  return text(
+    `${before}\n\n\`\`\`json\n${JSON.stringify(value, null, 2)}\n\`\`\`\n`,
+    options.usage ? { usage: options.usage } : {},
+  );
+}
+
 /** A reply computed from the request, e.g. `respondWith((request) => text(lastUserText(request) ?? ""))`. */
 export function respondWith(respond: ReplyFunction): FunctionReply {
   return { type: "function", respond };

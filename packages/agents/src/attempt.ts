@@ -44,6 +44,8 @@ export interface NativeAttemptContext extends AttemptContext {
 /** An ACP attempt: an external agent over stdio; `modelId` is what to ask it for (`null`: its default). */
 export interface AcpAttemptContext extends AttemptContext {
   readonly modelId: string | null;
+  /** A reasoning effort to ask for (a `thought_level` session option), or null/absent: the agent's own. */
+  readonly effort?: string | null;
 }
 
 export type NativeAttempt = (context: NativeAttemptContext) => Promise<AttemptResult>;

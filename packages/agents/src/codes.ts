@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { ACP_ERROR_CLASSES, ACP_WARNING_CODES } from "./acp/codes";
+import { PIPELINE_NODE_ERROR_CODES, PIPELINE_NODE_WARNING_CODES } from "./pipeline/codes";
 import { TOOLSET_WARNING_CODES } from "./tools/codes";
 
 /**
@@ -97,4 +98,6 @@ export const AGENT_CODE_LISTS = {
   native_warnings: NATIVE_WARNING_CODES,
   acp_warnings: ACP_WARNING_CODES,
   toolset_warnings: TOOLSET_WARNING_CODES,
+  pipeline_node_errors: PIPELINE_NODE_ERROR_CODES,
+  pipeline_node_warnings: PIPELINE_NODE_WARNING_CODES,
 } as const;

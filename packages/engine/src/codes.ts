@@ -52,5 +52,7 @@ export const ERROR_CODES = {
     ...AGENT_CODE_LISTS.native_warnings,
     ...AGENT_CODE_LISTS.acp_warnings,
     ...AGENT_CODE_LISTS.toolset_warnings,
+    ...AGENT_CODE_LISTS.pipeline_node_warnings,
   ],
+  pipeline_node_errors: AGENT_CODE_LISTS.pipeline_node_errors,
 } as const satisfies Record<string, readonly string[]>;

@@ -22,14 +22,19 @@ const mtime = (path: string) =>
     () => 0,
   );
 
+/** The folders of the workspace packages the bundle imports at run time, in build order. */
+const RUNTIME_DEPENDENCIES = ["errors", "graph", "scheduler"] as const;
+
 /**
- * Builds this package (and `@icode/workflow-errors`, which its bundle imports) when the bundle is missing or
- * older than the sources: `turbo run test` builds first, so this only works when vitest is started directly.
+ * Builds this package (and the workspace packages its bundle imports) when a bundle is missing or this one
+ * is older than the sources: `turbo run test` builds first, so this only works when vitest is started directly.
  */
 export async function ensureBuilt(): Promise<void> {
-  const errors = join(PACKAGE_DIR, "node_modules", "@icode", "workflow-errors", "dist", "index.js");
-  if ((await mtime(errors)) === 0)
-    await execa("tsup", [], { cwd: join(PACKAGE_DIR, "..", "errors"), preferLocal: true });
+  for (const folder of RUNTIME_DEPENDENCIES) {
+    const dir = join(PACKAGE_DIR, "..", folder);
+    if ((await mtime(join(dir, "dist", "index.js"))) === 0)
+      await execa("tsup", [], { cwd: dir, preferLocal: true });
+  }
   if ((await mtime(ENTRY)) < (await newest(join(PACKAGE_DIR, "src")))) {
     await execa("tsup", [], { cwd: PACKAGE_DIR, preferLocal: true });
   }

@@ -9,11 +9,13 @@ import { ENTRY, ensureBuilt, PACKAGE_DIR } from "./build";
 describe("no model or protocol SDK", () => {
   beforeAll(ensureBuilt, 180_000);
 
-  it("depends only on zod, jsonc-parser, better-sqlite3 and two @icode packages, pinned exactly", async () => {
+  it("depends only on zod, jsonc-parser, better-sqlite3 and three @icode packages, pinned exactly", async () => {
     const manifest = JSON.parse(await readFile(join(PACKAGE_DIR, "package.json"), "utf8"));
     expect(manifest.dependencies).toEqual({
       "@icode/agent-profiles": "workspace:*",
       "@icode/workflow-errors": "workspace:*",
+      // The executor contract's activity and usage schemas (no SDK either).
+      "@icode/workflow-scheduler": "workspace:*",
       "better-sqlite3": "12.11.1",
       "jsonc-parser": "3.3.1",
       zod: "4.6.7",
@@ -33,6 +35,12 @@ describe("no model or protocol SDK", () => {
     const packages = [
       ...new Set(specifiers.filter((s): s is string => s !== undefined && !builtin(s))),
     ].sort();
-    expect(packages).toEqual(["@icode/workflow-errors", "better-sqlite3", "jsonc-parser", "zod"]);
+    expect(packages).toEqual([
+      "@icode/workflow-errors",
+      "@icode/workflow-scheduler",
+      "better-sqlite3",
+      "jsonc-parser",
+      "zod",
+    ]);
   });
 });

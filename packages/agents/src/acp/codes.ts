@@ -64,6 +64,8 @@ export const ACP_WARNING_CODES = [
   "acp_reconnecting",
   /** The transcript callback failed; the attempt's result stands. */
   "acp_transcript_failed",
+  /** A pipeline node's `effort` could not be set: no `thought_level` option, a value it does not take, or refused. */
+  "acp_effort_unsupported",
 ] as const;
 export const AcpWarningCodeSchema = z.enum(ACP_WARNING_CODES);
 export type AcpWarningCode = z.infer<typeof AcpWarningCodeSchema>;

@@ -19,6 +19,8 @@ export interface ConfigureOptions {
   readonly acp: Pick<AcpSettings, "session_mode" | "config_options" | "best_effort_options">;
   /** The model to ask for, or null to keep the agent's default. */
   readonly modelId: string | null;
+  /** A reasoning effort to set through the session's `category: "thought_level"` option (pipeline nodes' `effort`), or null. */
+  readonly effort?: string | null;
   readonly warn: (code: AcpWarningCode, message: string) => void;
 }
 
@@ -152,6 +154,32 @@ export async function configureSession(options: ConfigureOptions): Promise<void>
         `the agent refused config option "${id}" = ${shown}: ${describeError(answer)}`,
         `change config_options.${id}`,
       );
+  }
+
+  const effort = options.effort ?? null;
+  if (effort !== null) {
+    const option = current.find((o) => o.category === "thought_level" && o.type === "select");
+    const value = option
+      ? selectValues(option).find((v) => v.toLowerCase() === effort.toLowerCase())
+      : undefined;
+    if (option === undefined) {
+      warn(
+        "acp_effort_unsupported",
+        `the agent offers no reasoning-effort option (no config option of category thought_level); effort "${effort}" is not applied`,
+      );
+    } else if (value === undefined) {
+      warn(
+        "acp_effort_unsupported",
+        `the agent's reasoning-effort option "${option.id}" does not take "${effort}" (it takes ${listed(selectValues(option))}); it keeps ${JSON.stringify(option.currentValue)}`,
+      );
+    } else if (option.currentValue !== value) {
+      const answer = await setOption(option.id, value);
+      if (!("ok" in answer))
+        warn(
+          "acp_effort_unsupported",
+          `the agent refused reasoning effort "${value}" (option "${option.id}"): ${describeError(answer)}`,
+        );
+    }
   }
 
   const modelId = options.modelId;

@@ -114,8 +114,8 @@ function stderrHint(stderr: StderrTail): string {
  * One ACP attempt, start to end: the process, the connection, the session and the turn. Built per call
  * by `createAcpAttempt`; holds everything that must be let go when the attempt ends.
  */
-class AcpRun {
-  private readonly recorder: TurnRecorder;
+export class AcpRun {
+  private recorder: TurnRecorder;
   private readonly stderr: StderrTail;
   private readonly fs: WorkspaceFs;
   private readonly repository: string | null;
@@ -131,22 +131,60 @@ class AcpRun {
   private idleArmed = false;
 
   constructor(
-    private readonly context: AcpAttemptContext,
+    private context: AcpAttemptContext,
     private readonly options: Required<Omit<AcpRunnerOptions, "mcpServers">> &
       Pick<AcpRunnerOptions, "mcpServers">,
   ) {
     this.stderr = new StderrTail(options.stderrLimitBytes);
     this.fs = new WorkspaceFs(context.workspace);
     this.repository = gitRoot(context.workspace);
-    this.recorder = new TurnRecorder({
+    this.recorder = this.newRecorder(context);
+    this.listen(context);
+  }
+
+  private newRecorder(context: AcpAttemptContext): TurnRecorder {
+    return new TurnRecorder({
       attempt: context.request.attempt,
-      now: options.now,
+      now: this.options.now,
       emit: (activity) => context.io.activity(activity),
     });
+  }
+
+  private listen(context: AcpAttemptContext): void {
     context.io.onAbort((reason) => {
+      if (this.context !== context) return;
       this.aborted = reason;
       this.stop.abort({ why: "aborted", reason } satisfies Stop);
     });
+  }
+
+  /**
+   * Hands a session kept open (see `open`) to another attempt (a pipeline node's `reuse_session_of`): its
+   * activity, abort signal and transcript are the new attempt's from now on.
+   */
+  bind(context: AcpAttemptContext): void {
+    this.context = context;
+    this.recorder = this.newRecorder(context);
+    this.aborted = null;
+    this.stop = new AbortController();
+    if (this.proc === null || this.proc.exitStatus !== null)
+      this.stop.abort({ why: "closed" } satisfies Stop);
+    this.listen(context);
+  }
+
+  /** The session id, once `open` got one; null after `shutdown`. */
+  get session(): string | null {
+    return this.sessionId;
+  }
+
+  /** True while the agent process runs and the connection is open. */
+  get alive(): boolean {
+    return (
+      this.proc !== null &&
+      this.proc.exitStatus === null &&
+      this.connection !== null &&
+      !this.connection.signal.aborted
+    );
   }
 
   private get acp() {
@@ -328,8 +366,10 @@ class AcpRun {
       }),
     );
     const connection = app.connect({ writable: wire.writable, readable });
-    const stop = this.stop;
-    const closed = () => stop.abort({ why: "closed" } satisfies Stop);
+    // Ends the wait of whichever attempt uses this process now (a kept session changes hands).
+    const closed = () => {
+      if (this.proc === proc) this.stop.abort({ why: "closed" } satisfies Stop);
+    };
     void connection.closed.then(closed);
     void proc.exited.then(closed);
     return connection;
@@ -379,6 +419,7 @@ class AcpRun {
       session: session.value,
       acp: this.acp,
       modelId: this.context.modelId,
+      effort: this.context.effort ?? null,
       warn: (code, message) => this.warn(code, message),
     });
   }
@@ -477,7 +518,7 @@ class AcpRun {
     }
   }
 
-  private async shutdown(): Promise<void> {
+  async shutdown(): Promise<void> {
     const proc = this.proc;
     this.armIdle(false);
     this.proc = null;
@@ -489,9 +530,15 @@ class AcpRun {
 
   // --- the turn -------------------------------------------------------------------------------------
 
-  private async turn(): Promise<string> {
-    const { request, profile } = this.context;
-    const text = promptText(request.input.text, request.node.instructions_suffix);
+  /**
+   * One prompt turn of the open session; resolves with the turn's result text. `allowEmpty`: a turn that
+   * ends with no message text resolves `""` (a pipeline node that submitted its handoff through the tool)
+   * instead of failing `acp_empty_answer`.
+   */
+  async turn(text: string, allowEmpty = false): Promise<string> {
+    const { profile } = this.context;
+    if (this.aborted !== null) throw new Stopped({ why: "aborted", reason: this.aborted });
+    if (!this.alive) throw new Stopped({ why: "closed" });
     this.recorder.prompt(text);
     const sessionId = this.sessionId!;
     const prompt = this.connection!.agent.request<unknown, Record<string, unknown>>("session/prompt", {
@@ -542,7 +589,7 @@ class AcpRun {
       );
     }
     const result = this.recorder.result(profile.acp?.result_mode ?? "last_segment");
-    if (result.trim() === "") {
+    if (result.trim() === "" && !allowEmpty) {
       throw new AcpFailure(
         "acp_empty_answer",
         `the agent ended its turn without any message text (result_mode ${profile.acp?.result_mode ?? "last_segment"})`,
@@ -561,6 +608,16 @@ class AcpRun {
   }
 
   // --- the attempt ----------------------------------------------------------------------------------
+
+  /** The node error a stop or failure of `open` or `turn` stands for; null for anything else (a defect). */
+  async errorOf(error: unknown): Promise<NodeError | null> {
+    if (!(error instanceof Stopped) && !isAcpFailure(error)) return null;
+    // An agent that closed its output is given a moment to exit, so that the message says how it ended.
+    if (error instanceof Stopped && error.stop.why === "closed" && this.proc) {
+      await Promise.race([this.proc.exited, delay(this.options.graceMs)]);
+    }
+    return this.failure(error);
+  }
 
   private failure(error: Stopped | AcpFailure): NodeError {
     if (error instanceof Stopped) {
@@ -592,39 +649,45 @@ class AcpRun {
     return acpNodeError((error as AcpFailure).code as AcpErrorClass, (error as AcpFailure).message);
   }
 
+  /** Starts the agent and opens the session (connection tries as `connectTries` says); throws a stop or failure. */
+  async open(): Promise<void> {
+    if (this.aborted !== null) throw new Stopped({ why: "aborted", reason: this.aborted });
+    const launch = resolveLaunch({
+      acp: this.acp,
+      workspace: this.context.workspace,
+      env: this.context.env,
+      platform: this.options.platform,
+    });
+    for (let tryNumber = 1; ; tryNumber += 1) {
+      try {
+        await this.handshake(launch);
+        break;
+      } catch (error) {
+        if (!(error instanceof Unreachable)) throw error;
+        await this.shutdown();
+        if (tryNumber >= this.options.connectTries) {
+          throw new AcpFailure(
+            "acp_unreachable",
+            `cannot reach the ACP agent ${JSON.stringify(launch.command)} after ${tryNumber} connection tries: ${error.message}${stderrHint(this.stderr)}`,
+            { hint: "run the command by hand to see why it does not speak ACP on stdio" },
+          );
+        }
+        this.warn(
+          "acp_reconnecting",
+          `connection try ${tryNumber} failed: ${error.message}; starting the agent again`,
+        );
+      }
+    }
+    // Exits during the turn now end it (a process exiting between the handshake and here included).
+    if (this.proc?.exitStatus) throw new Stopped({ why: "closed" });
+  }
+
   async run(): Promise<AttemptResult> {
     let result: AttemptResult;
     try {
-      if (this.aborted !== null) throw new Stopped({ why: "aborted", reason: this.aborted });
-      const launch = resolveLaunch({
-        acp: this.acp,
-        workspace: this.context.workspace,
-        env: this.context.env,
-        platform: this.options.platform,
-      });
-      for (let tryNumber = 1; ; tryNumber += 1) {
-        try {
-          await this.handshake(launch);
-          break;
-        } catch (error) {
-          if (!(error instanceof Unreachable)) throw error;
-          await this.shutdown();
-          if (tryNumber >= this.options.connectTries) {
-            throw new AcpFailure(
-              "acp_unreachable",
-              `cannot reach the ACP agent ${JSON.stringify(launch.command)} after ${tryNumber} connection tries: ${error.message}${stderrHint(this.stderr)}`,
-              { hint: "run the command by hand to see why it does not speak ACP on stdio" },
-            );
-          }
-          this.warn(
-            "acp_reconnecting",
-            `connection try ${tryNumber} failed: ${error.message}; starting the agent again`,
-          );
-        }
-      }
-      // Exits during the turn now end it (a process exiting between the handshake and here included).
-      if (this.proc?.exitStatus) throw new Stopped({ why: "closed" });
-      const text = await this.turn();
+      await this.open();
+      const { request } = this.context;
+      const text = await this.turn(promptText(request.input.text, request.node.instructions_suffix));
       result = { status: "completed", value: { text, data: null } };
     } catch (error) {
       if (!(error instanceof Stopped) && !isAcpFailure(error)) {
@@ -643,7 +706,13 @@ class AcpRun {
     return result;
   }
 
-  private record(outcome: string): void {
+  /** Usage of the turns since the last `bind` (or the start), or null when the agent reported none. */
+  usage() {
+    return this.recorder.usage();
+  }
+
+  /** Hands the transcript of the attempt (since the last `bind`) to the context's `transcript`. */
+  record(outcome: string): void {
     const { request, profile, modelId } = this.context;
     try {
       this.context.transcript({
@@ -676,7 +745,13 @@ class AcpRun {
  * attempt: a retry starts over from the node input.
  */
 export function createAcpAttempt(options: AcpRunnerOptions = {}): AcpAttempt {
-  const resolved = {
+  const resolved = resolveAcpOptions(options);
+  return (context) => new AcpRun(context, resolved).run();
+}
+
+/** The runner options with their defaults filled in. */
+export function resolveAcpOptions(options: AcpRunnerOptions = {}): ConstructorParameters<typeof AcpRun>[1] {
+  return {
     graceMs: options.graceMs ?? DEFAULT_GRACE_MS,
     connectTries: Math.max(1, options.connectTries ?? DEFAULT_CONNECT_TRIES),
     stderrLimitBytes: options.stderrLimitBytes ?? STDERR_LIMIT_BYTES,
@@ -684,7 +759,6 @@ export function createAcpAttempt(options: AcpRunnerOptions = {}): AcpAttempt {
     platform: options.platform ?? process.platform,
     mcpServers: options.mcpServers,
   };
-  return (context) => new AcpRun(context, resolved).run();
 }
 
 /** The ACP runtime with default options. */

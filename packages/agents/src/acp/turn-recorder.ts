@@ -90,6 +90,21 @@ function contentText(content: readonly ToolCallContent[] | null | undefined): st
     .join("\n");
 }
 
+function addTokens(
+  a: Omit<TokenUsage, "cost"> | null,
+  b: Omit<TokenUsage, "cost">,
+): Omit<TokenUsage, "cost"> {
+  if (a === null) return b;
+  const opt = (x: number | null, y: number | null) => (x === null && y === null ? null : (x ?? 0) + (y ?? 0));
+  return {
+    input_tokens: a.input_tokens + b.input_tokens,
+    output_tokens: a.output_tokens + b.output_tokens,
+    total_tokens: a.total_tokens + b.total_tokens,
+    cached_input_tokens: opt(a.cached_input_tokens, b.cached_input_tokens),
+    reasoning_tokens: opt(a.reasoning_tokens, b.reasoning_tokens),
+  };
+}
+
 function activityKind(kind: string): ActivityToolKind {
   return ACP_TOOL_KINDS.has(kind) ? (kind as ActivityToolKind) : "other";
 }
@@ -119,6 +134,10 @@ export class TurnRecorder {
   private contextUsed = 0;
   private cost: TokenUsage["cost"] = null;
   private usageSeen = false;
+  /** Where the current turn's segments start (a session may run several turns through one recorder). */
+  private turnStart = 0;
+  /** Final token counts of the turns before the current one, summed. */
+  private carried: Omit<TokenUsage, "cost"> | null = null;
 
   constructor(
     private readonly options: {
@@ -130,6 +149,13 @@ export class TurnRecorder {
 
   /** The prompt the engine sent. */
   prompt(text: string): void {
+    // A new turn: its result is its own segments; the turns before keep their tokens in the sum.
+    this.endSegment();
+    this.turnStart = this.segments.length;
+    if (this.tokens !== null) {
+      this.carried = addTokens(this.carried, this.tokens);
+      this.tokens = null;
+    }
     this.messages.push({ role: "user", content: text, attempt: this.options.attempt });
   }
 
@@ -237,19 +263,24 @@ export class TurnRecorder {
    */
   usage(): TokenUsage | null {
     if (!this.usageSeen) return null;
-    const tokens = this.tokens ?? {
-      input_tokens: 0,
-      output_tokens: 0,
-      total_tokens: this.contextUsed,
-      cached_input_tokens: null,
-      reasoning_tokens: null,
-    };
+    const current =
+      this.tokens ??
+      (this.carried !== null
+        ? null
+        : {
+            input_tokens: 0,
+            output_tokens: 0,
+            total_tokens: this.contextUsed,
+            cached_input_tokens: null,
+            reasoning_tokens: null,
+          });
+    const tokens = current === null ? this.carried! : addTokens(this.carried, current);
     return { ...tokens, cost: this.cost };
   }
 
-  /** The node's output by `mode`: the final segment, or every segment joined by one blank line. */
+  /** The current turn's output by `mode`: its final segment, or its segments joined by one blank line. */
   result(mode: ResultMode): string {
-    const all = this.allSegments();
+    const all = this.allSegments().slice(this.turnStart);
     return mode === "last_segment" ? (all.at(-1) ?? "") : all.join("\n\n");
   }
 

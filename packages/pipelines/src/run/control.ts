@@ -175,6 +175,21 @@ export async function applyCommand(
 ): Promise<{ result: CommandResult; plan: ControlPlan | null; snapshot: RunSnapshot }> {
   const { store, owner } = context;
   const runId = stored.run_id;
+  // A command taken again after its driver died between applying it and completing it: answer as it was
+  // answered then (its event says), rather than applying it twice or refusing what was done.
+  const earlier = (await store.listEvents(runId)).find(
+    ({ event }) =>
+      (event.type === "command_applied" || event.type === "command_refused") &&
+      event.command_id === stored.command_id,
+  )?.event;
+  if (earlier?.type === "command_applied" || earlier?.type === "command_refused") {
+    const again: CommandResult =
+      earlier.type === "command_applied"
+        ? { ok: true }
+        : { ok: false, code: earlier.code, message: earlier.message };
+    await store.completeCommand(runId, stored.command_id, owner, again);
+    return { result: again, plan: null, snapshot };
+  }
   const decision = planControl(stored.command, snapshot);
   let result: CommandResult;
   let plan: ControlPlan | null = null;
@@ -190,7 +205,12 @@ export async function applyCommand(
   } else {
     plan = decision.plan;
     const endAttempts: AttemptEnd[] = [];
-    if (!context.live) {
+    if (!context.live && plan.abort.length > 0) {
+      const open = new Set(
+        (await store.listAttempts(runId))
+          .filter((a) => a.status === "running")
+          .map((a) => `${a.node_id}/${a.attempt}`),
+      );
       for (const nodeId of plan.abort) {
         const node = snapshot.nodes.find((n) => n.node_id === nodeId)!;
         plan.nodes[nodeId] = { state: "canceled" };
@@ -201,7 +221,8 @@ export async function applyCommand(
           to: "canceled",
           reason: "cancel",
         });
-        if (node.attempts > 0) endAttempts.push(interruptedAttempt(nodeId, node.attempts));
+        if (open.has(`${nodeId}/${node.attempts}`))
+          endAttempts.push(interruptedAttempt(nodeId, node.attempts));
       }
       plan.abort = [];
     }

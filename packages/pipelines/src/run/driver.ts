@@ -50,6 +50,12 @@ export interface DriveOptions {
   supervisor?: Supervisor;
   /** Supervisor decisions per run (default 3), counted across drivers through the run's events. */
   supervisionBudget?: number;
+  /**
+   * Return (`stop: "waiting_approval"`, lease released) once nothing runs and nothing can launch because
+   * the run waits at approval gates, instead of waiting for the approval (default false). The run stays
+   * `running`; an `approve_node` through `controlPipelineRun` then says `needsDriver`.
+   */
+  stopAtGates?: boolean;
   /** Aborting it stops the driver: running attempts are interrupted, the lease released, the run left to the next driver. */
   signal?: AbortSignal;
   /** Every event of the run as it is stored, in `seq` order (from the first this driver sees). */
@@ -58,10 +64,10 @@ export interface DriveOptions {
 
 /**
  * Why `drivePipelineRun` returned: `converged` (the run is `succeeded`, `failed` or `canceled`), `paused`,
- * `stopped` (its signal), `lease_lost` (another driver took the run over; nothing more was written),
+ * `waiting_approval` (with `stopAtGates`: only approval gates are left to pass), `stopped` (its signal), `lease_lost` (another driver took the run over; nothing more was written),
  * `lease_held` (another live driver holds the run; nothing was done).
  */
-export type DriveStop = "converged" | "paused" | "stopped" | "lease_lost" | "lease_held";
+export type DriveStop = "converged" | "paused" | "waiting_approval" | "stopped" | "lease_lost" | "lease_held";
 
 export interface DriveResult {
   stop: DriveStop;
@@ -108,6 +114,8 @@ class RunDriver {
   private readonly supervisor: Supervisor;
   private snapshot!: RunSnapshot;
   private ancestors = new Map<string, Set<string>>();
+  /** Where each node is in `snapshot.nodes` (definition order, fixed for the run). */
+  private position = new Map<string, number>();
   private readonly inFlight = new Map<string, InFlight>();
   private readonly completions: Array<{ nodeId: string; attempt: number; outcome: NodeOutcome }> = [];
   private readonly nodeEvents: Array<{ nodeId: string; attempt: number; event: NodeRunEvent }> = [];
@@ -149,13 +157,19 @@ class RunDriver {
     try {
       return await this.run(lease.lease, lease.took_over);
     } catch (error) {
-      if (error instanceof LeaseLost) return { stop: "lease_lost", ...(await this.read()), heldBy: null };
+      if (error instanceof LeaseLost) {
+        this.abortAll();
+        await this.settle();
+        return { stop: "lease_lost", ...(await this.read()), heldBy: null };
+      }
       this.abortAll();
       await this.settle();
       throw error;
     } finally {
       clearInterval(renew);
       this.options.signal?.removeEventListener("abort", onAbort);
+      // No record write outlives the driver (a failure was reported by the flush that converged, if any).
+      await this.records.flush().catch(() => {});
     }
   }
 
@@ -183,6 +197,7 @@ class RunDriver {
 
     this.snapshot = await this.read();
     this.ancestors = ancestorsOf(this.snapshot.run.definition);
+    this.position = new Map(this.snapshot.nodes.map((n, i) => [n.node_id, i]));
 
     // Continue from the store: this driver runs nothing yet, so a node launching or running belongs to a
     // driver that died (or this owner's previous process): its attempt ended, a new one follows.
@@ -191,6 +206,11 @@ class RunDriver {
     ];
     const nodes: Record<string, NodePatch> = {};
     const endAttempts: AttemptEnd[] = [];
+    const open = new Set(
+      (await this.store.listAttempts(this.runId))
+        .filter((a) => a.status === "running")
+        .map((a) => `${a.node_id}/${a.attempt}`),
+    );
     for (const node of this.snapshot.nodes) {
       if (node.state !== "launching" && node.state !== "running") continue;
       nodes[node.node_id] = { state: "ready" };
@@ -201,7 +221,7 @@ class RunDriver {
         to: "ready",
         reason: "driver lost",
       });
-      if (node.attempts > 0) {
+      if (open.has(`${node.node_id}/${node.attempts}`)) {
         endAttempts.push(interruptedAttempt(node.node_id, node.attempts));
         start.push({
           type: "attempt_ended",
@@ -234,15 +254,25 @@ class RunDriver {
             ? "converged"
             : state === "paused"
               ? "paused"
-              : null;
+              : this.options.stopAtGates === true &&
+                  state === "running" &&
+                  this.snapshot.nodes.some((n) => n.state === "waiting_approval")
+                ? "waiting_approval"
+                : null;
         if (reason !== null) {
           const events: PipelineEvent[] = [];
           // Supervision this run turned on ends once the run has converged.
           if (reason === "converged" && this.supervisionOn) events.push({ type: "supervision", on: false });
           events.push({ type: "driver_stopped", owner: this.owner, reason });
           await this.write({ events });
-          await this.records.flush();
+          // The run is in the store whatever the disk did: release it, then report a failed record write.
+          const flushed = this.records.flush().then(
+            () => null,
+            (error: unknown) => error,
+          );
           await this.store.releaseLease(this.runId, this.owner);
+          const recordFailure = await flushed;
+          if (recordFailure !== null) throw recordFailure;
           return { stop: reason, run: this.snapshot.run, nodes: [...this.snapshot.nodes], heldBy: null };
         }
       }
@@ -273,7 +303,7 @@ class RunDriver {
     const fresh = await this.store.listEvents(this.runId, { fromSeq: this.lastSeq + 1 });
     if (fresh.length === 0) return;
     this.lastSeq = fresh.at(-1)!.seq;
-    await this.records.appendEvents(fresh);
+    this.records.appendEvents(fresh);
     for (const event of fresh) this.options.onEvent?.(event);
   }
 
@@ -320,7 +350,7 @@ class RunDriver {
   }
 
   private node(nodeId: string): RunNode {
-    return this.snapshot.nodes.find((n) => n.node_id === nodeId)!;
+    return this.snapshot.nodes[this.position.get(nodeId)!]!;
   }
 
   // ---- commands ----------------------------------------------------------------------------------------
@@ -403,7 +433,7 @@ class RunDriver {
         setNode(node.node_id, "canceled", `failure policy ${policy}`);
       }
     }
-    // Readiness and gates, in definition order (dependencies come first, so one pass reaches a fixed point).
+    // Readiness and gates. Readiness needs succeeded dependencies, which no step changes, so one pass is enough.
     for (const def of run.definition.nodes) {
       if (states.get(def.id) === "pending" && def.depends_on.every((d) => states.get(d) === "succeeded")) {
         setNode(def.id, "ready", "dependencies succeeded");
@@ -459,7 +489,7 @@ class RunDriver {
   }
 
   private async launch(def: PipelineNode, attempt: number, prompt: string): Promise<void> {
-    await this.records.writePrompt(def.id, attempt, prompt);
+    this.records.writePrompt(def.id, attempt, prompt);
     const controller = new AbortController();
     const reuseSession = def.reuse_session_of === null ? null : this.node(def.reuse_session_of).session_ref;
     const finish = (outcome: NodeOutcome) => {
@@ -520,13 +550,18 @@ class RunDriver {
     if (events.length > 0) await this.write({ nodes, events });
   }
 
+  /** Records every attempt that ended since the last step in one write, then lets the supervisor see the failures. */
   private async drainCompletions(): Promise<void> {
-    while (this.completions.length > 0) {
-      if (this.lost) return;
-      const { nodeId, attempt, outcome } = this.completions.shift()!;
+    if (this.completions.length === 0 || this.lost) return;
+    const batch = this.completions.splice(0);
+    const nodes: Record<string, NodePatch> = {};
+    const endAttempts: AttemptEnd[] = [];
+    const events: PipelineEvent[] = [];
+    const failures: Array<{ nodeId: string; end: AttemptEnd; transient: boolean }> = [];
+    for (const { nodeId, attempt, outcome } of batch) {
       const flight = this.inFlight.get(nodeId);
-      this.inFlight.delete(nodeId);
       if (flight === undefined || flight.attempt !== attempt) continue;
+      this.inFlight.delete(nodeId);
       const node = this.node(nodeId);
       const interrupted = this.stopping && outcome.status === "canceled" && !flight.canceled;
       const end: AttemptEnd = interrupted
@@ -538,41 +573,36 @@ class RunDriver {
             usage: outcome.usage === null ? null : { ...outcome.usage },
           }
         : attemptEnd(nodeId, attempt, outcome, flight.canceled);
-      const to: NodeState =
-        end.status === "interrupted"
-          ? "ready"
-          : end.status === "succeeded"
-            ? "succeeded"
-            : end.status === "blocked"
-              ? "blocked"
-              : end.status === "canceled"
-                ? "canceled"
-                : "failed";
-      const patch: NodePatch = {
+      const to = NODE_STATE_AFTER[end.status];
+      nodes[nodeId] = {
         state: to,
         session_ref: end.session_ref ?? node.session_ref,
         handoff: to === "succeeded" || to === "blocked" ? end.handoff : null,
         error: end.error,
       };
-      await this.write({
-        nodes: { [nodeId]: patch },
-        endAttempts: [end],
-        events: [
-          { type: "attempt_ended", node_id: nodeId, attempt, status: end.status, error: end.error },
-          {
-            type: "node_state",
-            node_id: nodeId,
-            from: node.state,
-            to,
-            reason: end.status === "interrupted" ? "driver stopped" : `attempt ${end.status}`,
-          },
-        ],
-      });
-      await this.records.writeOutcome(end);
+      endAttempts.push(end);
+      events.push(
+        { type: "attempt_ended", node_id: nodeId, attempt, status: end.status, error: end.error },
+        {
+          type: "node_state",
+          node_id: nodeId,
+          from: node.state,
+          to,
+          reason: end.status === "interrupted" ? "driver stopped" : `attempt ${end.status}`,
+        },
+      );
       if ((to === "failed" || to === "blocked") && !this.stopping) {
-        await this.supervise(nodeId, end, outcome.status === "failed" && outcome.error.transient === true);
+        failures.push({
+          nodeId,
+          end,
+          transient: outcome.status === "failed" && outcome.error.transient === true,
+        });
       }
     }
+    if (events.length === 0) return;
+    await this.write({ nodes, endAttempts, events });
+    for (const end of endAttempts) this.records.writeOutcome(end);
+    for (const failure of failures) await this.supervise(failure.nodeId, failure.end, failure.transient);
   }
 
   /** `auto_supervise`: the supervisor decides about a failed or blocked node before the failure policy applies. */
@@ -629,6 +659,15 @@ class RunDriver {
     });
   }
 }
+
+/** The node state an attempt's end leaves its node in (`interrupted`: launched again by this or the next driver). */
+const NODE_STATE_AFTER: Readonly<Record<AttemptEnd["status"], NodeState>> = {
+  succeeded: "succeeded",
+  blocked: "blocked",
+  failed: "failed",
+  canceled: "canceled",
+  interrupted: "ready",
+};
 
 function executorFailure(error: unknown): NodeOutcome {
   return {

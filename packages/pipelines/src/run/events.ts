@@ -36,11 +36,11 @@ export const PipelineEventSchema = z.discriminatedUnion("type", [
     generation: z.number().int().min(1),
     took_over: z.boolean(),
   }),
-  /** The driver gave the run up: `converged`, `paused`, `stopped` (its signal was aborted). */
+  /** The driver gave the run up (`DriveStop`): `converged`, `paused`, `waiting_approval`, `stopped` (its signal). */
   z.strictObject({
     type: z.literal("driver_stopped"),
     owner: z.string(),
-    reason: z.enum(["converged", "paused", "stopped"]),
+    reason: z.enum(["converged", "paused", "waiting_approval", "stopped"]),
   }),
   z.strictObject({
     type: z.literal("run_state"),

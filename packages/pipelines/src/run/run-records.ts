@@ -26,6 +26,7 @@ async function writeAtomic(file: string, text: string): Promise<void> {
 export class RunRecords {
   private lastSeq = 0;
   private chain: Promise<void> = Promise.resolve();
+  private failure: unknown = undefined;
 
   constructor(readonly runDir: string) {}
 
@@ -47,12 +48,13 @@ export class RunRecords {
       .filter((line) => line !== "");
     const last = lines.length === 0 ? null : (JSON.parse(lines[lines.length - 1]!) as StoredPipelineEvent);
     this.lastSeq = last?.seq ?? 0;
-    await this.appendEvents(await store.listEvents(runId, { fromSeq: this.lastSeq + 1 }));
+    this.appendEvents(await store.listEvents(runId, { fromSeq: this.lastSeq + 1 }));
+    await this.flush();
   }
 
-  /** Appends events not yet mirrored, in order. */
-  appendEvents(events: readonly StoredPipelineEvent[]): Promise<void> {
-    return this.enqueue(async () => {
+  /** Appends events not yet mirrored, in order (in the background: `flush` waits and reports a failure). */
+  appendEvents(events: readonly StoredPipelineEvent[]): void {
+    this.enqueue(async () => {
       const fresh = events.filter((e) => e.seq > this.lastSeq);
       if (fresh.length === 0) return;
       await mkdir(this.runDir, { recursive: true });
@@ -61,8 +63,8 @@ export class RunRecords {
     });
   }
 
-  writePrompt(nodeId: string, attempt: number, prompt: string): Promise<void> {
-    return this.enqueue(async () => {
+  writePrompt(nodeId: string, attempt: number, prompt: string): void {
+    this.enqueue(async () => {
       const dir = join(this.runDir, attemptDir(nodeId, attempt));
       await mkdir(dir, { recursive: true });
       await writeAtomic(join(dir, "prompt.md"), prompt);
@@ -70,8 +72,8 @@ export class RunRecords {
   }
 
   /** `handoff.json` when the attempt left a handoff; `error.json` (status, error, reason) when it did not succeed. */
-  writeOutcome(end: AttemptEnd): Promise<void> {
-    return this.enqueue(async () => {
+  writeOutcome(end: AttemptEnd): void {
+    this.enqueue(async () => {
       const dir = join(this.runDir, attemptDir(end.node_id, end.attempt));
       await mkdir(dir, { recursive: true });
       if (end.handoff !== null)
@@ -83,14 +85,16 @@ export class RunRecords {
     });
   }
 
-  /** Waits for every write so far. */
-  flush(): Promise<void> {
-    return this.enqueue(async () => {});
+  /** Waits for every write so far; rejects with the first one that failed. */
+  async flush(): Promise<void> {
+    await this.chain;
+    if (this.failure !== undefined) throw this.failure;
   }
 
-  private enqueue(task: () => Promise<void>): Promise<void> {
-    const next = this.chain.then(task);
-    this.chain = next.catch(() => {});
-    return next;
+  /** Runs `task` after the writes before it; the first failure is kept for `flush`. */
+  private enqueue(task: () => Promise<void>): void {
+    this.chain = this.chain.then(task).catch((error: unknown) => {
+      this.failure ??= error;
+    });
   }
 }

@@ -1,7 +1,14 @@
 import { readFile } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { node, type RunFixture, runFixture } from "../../test/run-helpers";
-import { type Command, NODE_STATES, type NodeState, RUN_STATES, type RunState } from "../store/records";
+import {
+  type Command,
+  CommandSchema,
+  NODE_STATES,
+  type NodeState,
+  RUN_STATES,
+  type RunState,
+} from "../store/records";
 import { controlPipelineRun, planControl, skipHandoff } from "./control";
 import {
   CONTROL_ACTIONS,
@@ -68,6 +75,11 @@ const cases = CONTROL_ACTIONS.flatMap((action) =>
 );
 
 describe("the transition tables, every action × run state × node state", () => {
+  it("cover every command the store's queue takes", () => {
+    const actions = CommandSchema.options.map((o) => o.shape.action.value);
+    expect([...CONTROL_ACTIONS].sort()).toEqual([...actions].sort());
+  });
+
   it.each(cases)("$action with the run $run and the node $state", async ({ action, run, state }) => {
     const { store } = fx;
     const runId = await runIn(run, state);

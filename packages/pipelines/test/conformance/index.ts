@@ -2,6 +2,7 @@ import type { PipelineLimits, PipelineStore } from "../../src/index";
 import { commandConformance } from "./commands";
 import { concurrencyConformance } from "./concurrency";
 import { definitionConformance } from "./definitions";
+import { eventConformance } from "./events";
 import { leaseConformance } from "./leases";
 import { runConformance } from "./runs";
 
@@ -31,4 +32,5 @@ export function pipelineStoreConformance(name: string, init: StoreInit): void {
   leaseConformance(name, init);
   commandConformance(name, init);
   concurrencyConformance(name, init);
+  eventConformance(name, init);
 }

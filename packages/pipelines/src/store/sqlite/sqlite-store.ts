@@ -166,11 +166,16 @@ function toDefinition(row: DefinitionRow): StoredDefinition {
 }
 
 function toRun(row: RunRow): PipelineRun {
+  return toRunWith(row, JSON.parse(row.definition) as PipelineDefinition);
+}
+
+/** A run from its row without the definition column, and its definition snapshot. */
+function toRunWith(row: Omit<RunRow, "definition">, definition: PipelineDefinition): PipelineRun {
   return {
     run_id: row.run_id,
     definition_id: row.definition_id,
     definition_revision: row.definition_revision,
-    definition: JSON.parse(row.definition) as PipelineDefinition,
+    definition,
     task_input: row.task_input,
     state: row.state,
     failure_policy: row.failure_policy,
@@ -266,6 +271,14 @@ function parseAll<T>(
     }
     return parsed.data;
   });
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
 }
 
 function codePoints(text: string): number {
@@ -369,6 +382,14 @@ function sqliteStore(
     ),
     deleteDefinition: db.prepare<[string]>("DELETE FROM definitions WHERE id = ?"),
     run: db.prepare<[string], RunRow>("SELECT * FROM runs WHERE run_id = ?"),
+    // Everything but the definition snapshot, which never changes: it is read once per run (runDefinition).
+    runHead: db.prepare<[string], Omit<RunRow, "definition">>(
+      `SELECT run_id, definition_id, definition_revision, task_input, state, failure_policy, created_at, started_at,
+       ended_at, updated_at FROM runs WHERE run_id = ?`,
+    ),
+    runDefinition: db.prepare<[string], { definition: string }>(
+      "SELECT definition FROM runs WHERE run_id = ?",
+    ),
     insertRun: db.prepare(
       `INSERT INTO runs (run_id, definition_id, definition_revision, definition, task_input, state, failure_policy,
        created_at, started_at, ended_at, updated_at)
@@ -526,12 +547,27 @@ function sqliteStore(
       );
     }
   };
-  const getRunRow = (runId: string): RunRow => {
+  const getRunRow = (runId: string): Omit<RunRow, "definition"> => {
     checkRunId(runId);
-    const row = q.run.get(runId);
+    const row = q.runHead.get(runId);
     if (row === undefined) throw new PipelineError("pipeline_run_not_found", `no pipeline run ${runId}`);
     return row;
   };
+  /**
+   * A run's definition snapshot, parsed once per store instance: a run's snapshot is written when it is
+   * created and never changed, so the parse (large for a 200-node pipeline) is not repeated on every write.
+   * Frozen, as it is shared by every run object this store returns.
+   */
+  const snapshots = new Map<string, PipelineDefinition>();
+  const definitionOf = (runId: string): PipelineDefinition => {
+    let definition = snapshots.get(runId);
+    if (definition === undefined) {
+      definition = deepFreeze(JSON.parse(q.runDefinition.get(runId)!.definition) as PipelineDefinition);
+      snapshots.set(runId, definition);
+    }
+    return definition;
+  };
+  const runOf = (runId: string): PipelineRun => toRunWith(getRunRow(runId), definitionOf(runId));
   const checkHolder = (runId: string, owner: string): LeaseRow => {
     const lease = q.lease.get(runId);
     if (lease === undefined || lease.owner !== owner) {
@@ -776,7 +812,7 @@ function sqliteStore(
         return toRun(q.run.get(runId)!);
       });
     },
-    getRun: (runId) => read(`read run ${runId}`, () => toRun(getRunRow(runId))),
+    getRun: (runId) => read(`read run ${runId}`, () => runOf(runId)),
     listRuns: (filter = {}) =>
       read("list runs", () => {
         const where: string[] = [];
@@ -887,7 +923,7 @@ function sqliteStore(
         startAttemptsInside(runId, starts, at);
         endAttemptsInside(runId, ends, at);
         const stored = appendInside(runId, events, at);
-        return { run: toRun(q.run.get(runId)!), nodes: changed, events: stored };
+        return { run: runOf(runId), nodes: changed, events: stored };
       });
     },
     appendEvents: (runId, owner, events) => {
