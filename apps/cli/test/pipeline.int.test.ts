@@ -4,9 +4,17 @@
  * the built-ins listed as locked, the lifecycle (import → draft → publish → revision), and
  * `--expected-revision` conflicts. Reads outputs as a user would; imports nothing of the code under test.
  */
-import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
-import type { CliResult } from "@icode/test-utils";
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import {
+  agentCommand,
+  type HandoffBehaviour,
+  handoffScript,
+  readAgentLog,
+  writeAgentScript,
+} from "@icode/acp-agent-double";
+import { CLI_BIN, type CliResult, waitUntil } from "@icode/test-utils";
 import { describe, expect, it } from "vitest";
 import { icode, type Project, project } from "./run-helpers";
 
@@ -392,8 +400,7 @@ describe("icode pipeline", () => {
 
 /**
  * The run side through the built CLI, on runs created in the same store (`pipelinesFor` of the engine, as
- * another front end would): listing, inspecting and the control actions through the store. Driving a run
- * needs the agent node executor, which this CLI does not have yet (`pipeline_executor_unavailable`).
+ * another front end would): listing, inspecting and the control actions through the store.
  */
 describe("icode pipeline runs, inspect and control actions", () => {
   async function withRun(definition = PIPELINE) {
@@ -581,18 +588,245 @@ describe("icode pipeline runs, inspect and control actions", () => {
     ]);
     expect(both.exitCode).toBe(2);
   });
-
-  it("cannot drive a run yet without the agent node executor, and says how to continue", async () => {
-    const { p, runId } = await withRun();
-    const r = await icode(p, ["pipeline", "resume", runId]);
-    expect(r.exitCode).toBe(1);
-    // resume of a pending run is refused by the table; pause then resume needs a driver.
-    await icode(p, ["pipeline", "pause", runId]);
-    const resumed = await icode(p, ["pipeline", "resume", runId]);
-    expect(resumed.exitCode).toBe(1);
-    expect(resumed.stderr).toContain("[pipeline_executor_unavailable]");
-    const started = await icode(p, ["pipeline", "run", "gated", "--input", "x"]);
-    expect(started.exitCode).toBe(1);
-    expect(started.stderr).toMatch(/continue with: icode pipeline resume [0-9a-f]{32}\n$/);
-  });
 });
+
+/**
+ * Runs driven by the built CLI, each node an attempt of the scripted ACP agent (`internal/acp-agent-double`)
+ * through the real node executor: the agent's log counts every prompt it was sent, per node.
+ */
+describe("icode pipeline run with the scripted ACP agent", () => {
+  interface AgentSpec {
+    behaviour: HandoffBehaviour;
+    delayMs?: number;
+  }
+
+  /** A project whose user profiles are scripted agents (`Ext` by default), and a pipeline file `p.json`. */
+  function agentProject(
+    nodes: object[],
+    agents: Record<string, AgentSpec> = { Ext: { behaviour: "valid" } },
+  ) {
+    const p = project({ "p.json": `${JSON.stringify({ name: "Agents", nodes }, null, 2)}\n` });
+    const log = join(p.dir, "agent.jsonl");
+    for (const [name, spec] of Object.entries(agents)) {
+      const script = writeAgentScript(
+        join(p.dir, `${name}.script.json`),
+        handoffScript(spec.behaviour, spec.delayMs === undefined ? {} : { delayMs: spec.delayMs }),
+      );
+      const { command, args } = agentCommand({ script });
+      const profile = [
+        `name: ${name}`,
+        "acp:",
+        `  command: ${JSON.stringify(command)}`,
+        `  args: ${JSON.stringify(args)}`,
+        "  env:",
+        `    ACP_DOUBLE_LOG: ${JSON.stringify(log)}`,
+      ].join("\n");
+      writeFileSync(join(p.dir, `${name}.yaml`), `${profile}\n`);
+      writeTreeIn(p.home, { [`agents/${name.toLowerCase()}.yaml`]: `${profile}\n` });
+    }
+    /** How many prompts each node was sent (one per attempt, plus correction rounds). */
+    const prompts = (): Record<string, number> => {
+      const out: Record<string, number> = {};
+      if (!existsSync(log)) return out;
+      for (const e of readAgentLog(log)) {
+        if (e.event !== "request" || e.method !== "session/prompt") continue;
+        const node = /^Node (\S+):/.exec(e.prompt ?? "")?.[1];
+        if (node !== undefined) out[node] = (out[node] ?? 0) + 1;
+      }
+      return out;
+    };
+    return { p, prompts };
+  }
+
+  const node = (id: string, dependsOn: string[] = [], extra: object = {}) => ({
+    id,
+    name: id,
+    profile_id: "Ext",
+    prompt_template: `Node ${id}: {{task}} {{upstream_summaries}}`,
+    depends_on: dependsOn,
+    ...extra,
+  });
+
+  async function published(p: Project) {
+    expect((await icode(p, ["pipeline", "import", "p.json", "--id", "agents"])).exitCode).toBe(0);
+    const r = await icode(p, ["pipeline", "publish", "agents"]);
+    expect(r.exitCode, r.stderr).toBe(0);
+  }
+
+  it("import → draft → run refused → publish → run: every node once, progress, the JSON result", async () => {
+    const { p, prompts } = agentProject([node("plan"), node("build", ["plan"]), node("check", ["plan"])]);
+    expect((await icode(p, ["pipeline", "import", "p.json", "--id", "agents"])).exitCode).toBe(0);
+    refused(
+      await icode(p, ["pipeline", "run", "agents", "--input", "ship"]),
+      "pipeline_definition_draft",
+      "publish it first: icode pipeline publish agents",
+    );
+    expect(json(await icode(p, ["pipeline", "publish", "agents", "--json"])).definition).toMatchObject({
+      status: "published",
+      revision: 2,
+    });
+    const r = await icode(p, ["pipeline", "run", "agents", "--input", "ship", "--json"]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    const result = json(r);
+    expect(result).toMatchObject({
+      version: 1,
+      stop: "converged",
+      run: { state: "succeeded", task_input: "ship" },
+    });
+    expect((result.nodes as { state: string; attempts: number }[]).map((n) => [n.state, n.attempts])).toEqual(
+      [
+        ["succeeded", 1],
+        ["succeeded", 1],
+        ["succeeded", 1],
+      ],
+    );
+    expect(r.stderr).toMatch(/^▶ plan running$/m);
+    expect(r.stderr).toMatch(/^✓ check succeeded$/m);
+    expect(r.stderr).toMatch(/^run [0-9a-f]{32} succeeded · 3\/3 nodes succeeded$/m);
+    expect(prompts()).toEqual({ plan: 1, build: 1, check: 1 });
+    const runId = (result.run as { run_id: string }).run_id;
+    const inspected = json(await icode(p, ["pipeline", "inspect", runId, "--json"]));
+    expect((inspected.attempts as { status: string }[]).map((a) => a.status)).toEqual([
+      "succeeded",
+      "succeeded",
+      "succeeded",
+    ]);
+    expect(existsSync(join(p.home, "pipelines", "runs", runId, "events.jsonl"))).toBe(true);
+    const exported = json(
+      await icode(p, ["trajectory", "export", "--run", runId, "--format", "json", "--out", "-"]),
+    );
+    expect((exported.nodes as { attempts: unknown[] }[]).map((n) => n.attempts.length)).toEqual([1, 1, 1]);
+  });
+
+  it("a node that blocks pauses the run: exit 3 and a line saying how to continue; skip continues it", async () => {
+    const { p, prompts } = agentProject(
+      [node("plan"), node("build", ["plan"], { profile_id: "Blocker" }), node("ship", ["build"])],
+      { Ext: { behaviour: "valid" }, Blocker: { behaviour: "blocked" } },
+    );
+    await published(p);
+    const r = await icode(p, ["pipeline", "run", "agents", "--input", "go"]);
+    expect(r.exitCode, r.stderr).toBe(3);
+    expect(r.stderr).toMatch(/✗ build attempt 1 blocked: .*\[pipeline_node_blocked\]/);
+    const runId = /^run ([0-9a-f]{32}) /m.exec(r.stderr)![1]!;
+    expect(r.stderr.trimEnd().split("\n").at(-1)).toBe(
+      `run ${runId} paused · 1/3 nodes succeeded: paused; retry or skip build (icode pipeline retry ${runId} build), or: icode pipeline cancel ${runId}`,
+    );
+    const skipped = await icode(p, ["pipeline", "skip", runId, "build", "--note", "done by hand"]);
+    expect(skipped.exitCode, skipped.stderr).toBe(0);
+    expect(skipped.stderr).toContain(`skip_node build applied to run ${runId} (directly)`);
+    expect(skipped.stderr).toMatch(/run [0-9a-f]{32} succeeded · 3\/3 nodes succeeded/);
+    // The note became the skipped node's handoff summary, which the next node was given.
+    const inspected = json(await icode(p, ["pipeline", "inspect", runId, "--json"]));
+    expect((inspected.nodes as { node_id: string; handoff: unknown }[])[1]?.handoff).toEqual({
+      summary: "done by hand",
+      skipped: true,
+    });
+    expect(prompts().plan).toBe(1);
+    expect(prompts().ship).toBe(1);
+  });
+
+  /** Starts `icode pipeline run` in the background. */
+  function start(
+    p: Project,
+    args: string[],
+  ): { child: ChildProcess; stderr: () => string; exit: Promise<number | null> } {
+    const child = spawn(process.execPath, [CLI_BIN, ...args], {
+      cwd: p.dir,
+      env: { ...process.env, CHRYS_HOME: p.home, NO_COLOR: "1" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let err = "";
+    child.stderr!.on("data", (c: Buffer) => {
+      err += c.toString();
+    });
+    child.stdout!.resume();
+    const exit = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
+    return { child, stderr: () => err, exit };
+  }
+
+  it("Ctrl-C leaves the run resumable (exit 130, how to continue); resume finishes it without rerunning", async () => {
+    const { p, prompts } = agentProject(
+      [node("a"), node("b", ["a"], { profile_id: "Slow" }), node("c", ["b"])],
+      {
+        Ext: { behaviour: "valid" },
+        Slow: { behaviour: "valid", delayMs: 4000 },
+      },
+    );
+    await published(p);
+    const run = start(p, ["pipeline", "run", "agents", "--input", "x"]);
+    expect(await waitUntil(() => /▶ b running/.test(run.stderr()), 30_000)).toBe(true);
+    run.child.kill("SIGINT");
+    expect(await run.exit).toBe(130);
+    const runId = /^run ([0-9a-f]{32}) /m.exec(run.stderr())![1]!;
+    expect(run.stderr().trimEnd().split("\n").at(-1)).toBe(
+      `run ${runId} stopped here and left resumable; continue with: icode pipeline resume ${runId}`,
+    );
+    const between = json(await icode(p, ["pipeline", "inspect", runId, "--json"]));
+    expect(between.lease).toBeNull();
+    expect((between.nodes as { state: string }[]).map((n) => n.state)).toEqual([
+      "succeeded",
+      "ready",
+      "pending",
+    ]);
+    const resumed = await icode(p, ["pipeline", "resume", runId], {}, 60_000);
+    expect(resumed.exitCode, resumed.stderr).toBe(0);
+    expect(resumed.stderr).toMatch(/succeeded · 3\/3 nodes succeeded/);
+    expect(prompts()).toEqual({ a: 1, b: 2, c: 1 });
+  });
+
+  it("SIGKILL of the driving icode pipeline run mid 20-node pipeline: resume finishes, no finished node ran twice", async () => {
+    // 4 layers of 5; every node of a layer depends on every node of the one above.
+    const layers = [0, 1, 2, 3].map((l) => [0, 1, 2, 3, 4].map((i) => `l${l}n${i}`));
+    const nodes = layers.flatMap((layer, l) => layer.map((id) => node(id, l === 0 ? [] : layers[l - 1]!)));
+    const { p, prompts } = agentProject(nodes, { Ext: { behaviour: "valid", delayMs: 400 } });
+    await published(p);
+    const run = start(p, ["pipeline", "run", "agents", "--input", "x"]);
+    // Kill it once the first layer has finished and the second is running.
+    expect(
+      await waitUntil(
+        () => (run.stderr().match(/^✓ /gm) ?? []).length >= 5 && /▶ l1n/.test(run.stderr()),
+        60_000,
+      ),
+    ).toBe(true);
+    run.child.kill("SIGKILL");
+    await run.exit;
+    const runId = /^run ([0-9a-f]{32}) /m.exec(run.stderr())![1]!;
+    const finishedBefore = (
+      json(await icode(p, ["pipeline", "inspect", runId, "--json"])).nodes as {
+        node_id: string;
+        state: string;
+      }[]
+    )
+      .filter((n) => n.state === "succeeded")
+      .map((n) => n.node_id);
+    expect(finishedBefore.length).toBeGreaterThanOrEqual(5);
+    const resumed = await icode(p, ["pipeline", "resume", runId], {}, 120_000);
+    expect(resumed.exitCode, resumed.stderr).toBe(0);
+    expect(resumed.stderr).toContain("waiting for it to end or its lease to expire");
+    expect(resumed.stderr).toMatch(/succeeded · 20\/20 nodes succeeded/);
+    const counts = prompts();
+    for (const id of finishedBefore) expect(counts[id], id).toBe(1);
+    for (const id of layers.flat()) expect(counts[id] ?? 0, id).toBeGreaterThanOrEqual(1);
+    const final = json(await icode(p, ["pipeline", "inspect", runId, "--json"]));
+    expect((final.nodes as { state: string }[]).every((n) => n.state === "succeeded")).toBe(true);
+    // A node that was running when the driver died got a new attempt, counted; no node was prompted more
+    // often than it had attempts (the killed attempt may have died before its prompt reached the agent).
+    const interrupted = (final.attempts as { node_id: string; status: string }[]).filter(
+      (a) => a.status === "interrupted",
+    );
+    expect(interrupted.length).toBeGreaterThanOrEqual(1);
+    const attemptsOf = new Map(
+      (final.nodes as { node_id: string; attempts: number }[]).map((n) => [n.node_id, n.attempts]),
+    );
+    for (const a of interrupted) expect(attemptsOf.get(a.node_id), a.node_id).toBe(2);
+    for (const id of layers.flat()) expect(counts[id] ?? 0, id).toBeLessThanOrEqual(attemptsOf.get(id)!);
+  }, 180_000);
+});
+
+function writeTreeIn(root: string, files: Record<string, string>): void {
+  for (const [rel, content] of Object.entries(files)) {
+    const file = join(root, rel);
+    mkdirSync(dirname(file), { recursive: true });
+    writeFileSync(file, content);
+  }
+}

@@ -15,7 +15,6 @@ import {
   SCHEDULER_ERROR_CODES,
   SKIP_REASONS,
 } from "@icode/workflow-scheduler";
-import { PIPELINE_ENGINE_CODES } from "./pipelines/runs";
 import { RUN_REJECTION_CODES } from "./run/report";
 
 /**
@@ -47,7 +46,7 @@ export const ERROR_CODES = {
   agent_profile_problems: CONFIG_PROBLEM_CODES,
   pipeline_diagnostics: PIPELINE_CODES,
   pipeline_store_errors: PIPELINE_STORE_CODES,
-  pipeline_run_errors: [...PIPELINE_RUN_CODES, ...PIPELINE_ENGINE_CODES],
+  pipeline_run_errors: PIPELINE_RUN_CODES,
   agent_warnings: [
     ...AGENT_CODE_LISTS.native_warnings,
     ...AGENT_CODE_LISTS.acp_warnings,

@@ -31,9 +31,9 @@ export interface EngineOptions {
    */
   onWarning?: (warning: WorkerWarning) => void;
   /**
-   * Runs the agent attempts of pipeline nodes (`engine.pipelines.drive`); without it pipeline runs can be
-   * created, inspected and controlled but not driven (`pipeline_executor_unavailable`). The engine does not
-   * close it: its owner does.
+   * Runs the agent attempts of pipeline nodes (`engine.pipelines.drive`). Default: the agent executor of
+   * `@icode/workflow-agents/pipeline` on this computer's profiles, made on first use and closed by
+   * `engine.close()`; one given here is its owner's to close.
    */
   pipelineExecutor?: NodeExecutor;
 }

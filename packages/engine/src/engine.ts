@@ -16,6 +16,7 @@ import { type AgentListing, listAgentsFor, listModelsFor, type ModelListing } fr
 import { type EngineOptions, engineContext, type RunContext } from "./context";
 import { type RunHistory, runHistory } from "./history";
 import { type ListResult, listWorkflows } from "./list";
+import { pipelineExecutorOf } from "./pipelines/agent-executor";
 import { type EnginePipelines, enginePipelines } from "./pipelines/definitions";
 import { previewWorkflow, trustWorkflow, type WorkflowPreview } from "./preview";
 import { pythonLoader } from "./python/loader";
@@ -95,7 +96,7 @@ export function createEngine(options: EngineOptions): Engine {
   const loader = pythonLoader(ctx);
   const registry = new RunRegistry();
   const history = runHistory(ctx.store);
-  const pipelines = enginePipelines(base, options.pipelineExecutor);
+  const pipelines = enginePipelines(base, pipelineExecutorOf(base, options.pipelineExecutor));
   const control =
     <A extends unknown[]>(op: (run: RunHandle, ...args: A) => ControlResult) =>
     (runId: string, ...args: A): ControlResult => {

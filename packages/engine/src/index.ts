@@ -74,12 +74,13 @@ export { type ListedWorkflow, ListedWorkflowSchema, type ListResult, listWorkflo
 export type { ExecutorIO, FoundWorkflow, PreparedWorkflow, PrepareOptions, WorkflowLoader } from "./loader";
 export {
   type EnginePipelines,
+  type PipelineCatalog,
   type PipelineSource,
-  pipelinesFor,
+  pipelineCatalogFor,
 } from "./pipelines/definitions";
+export { pipelinesFor } from "./pipelines/for";
 export {
   type DriveRunOptions,
-  PIPELINE_ENGINE_CODES,
   type PipelineRunInspection,
   PipelineRunInspectionSchema,
   type PipelineRunsApi,

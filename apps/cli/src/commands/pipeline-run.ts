@@ -3,7 +3,6 @@ import "../zod-jitless";
 import {
   type DriveResult,
   type EnginePipelines,
-  PIPELINE_ENGINE_CODES,
   PIPELINE_RUN_CODES,
   PIPELINE_STORE_CODES,
   type PipelineCommand,
@@ -39,11 +38,13 @@ import { shellQuote } from "../render/shell-quote";
 /** A paused run needs a person: `icode pipeline run` (and a control action that drove) exits with this. */
 export const EXIT_PAUSED = 3;
 
-const KNOWN: ReadonlySet<string> = new Set([
-  ...PIPELINE_STORE_CODES,
-  ...PIPELINE_RUN_CODES,
-  ...PIPELINE_ENGINE_CODES,
-]);
+/**
+ * The lease of a CLI driver: renewed every third of it, so a killed `icode pipeline run` is taken over by
+ * `icode pipeline resume` at most this long after it died.
+ */
+const LEASE_TTL_MS = 10_000;
+
+const KNOWN: ReadonlySet<string> = new Set([...PIPELINE_STORE_CODES, ...PIPELINE_RUN_CODES]);
 
 const HINTS: Record<string, (id: string) => string> = {
   pipeline_definition_not_found: () => "list the stored pipelines with: icode pipeline list",
@@ -93,6 +94,7 @@ async function drive(
   io.stderr.write(`run ${runId} · driving here (Ctrl-C stops; the run stays resumable)\n`);
   const result = await pipelines.drive(runId, {
     signal,
+    leaseTtlMs: LEASE_TTL_MS,
     onEvent: (event) => {
       if (quietProgress) return;
       const line = pipelineProgressLine(runId, event);
@@ -117,6 +119,9 @@ async function drive(
     case "stopped":
       io.stderr.write(`run ${runId} stopped here and left resumable; continue with: ${resume}\n`);
       return { result, exitCode: exitCodeOfSignal(stopSignalOf(signal)) };
+    case "waiting_approval":
+      io.stderr.write(`${summaryLine(run, nodes)}: waiting for approval\n`);
+      return { result, exitCode: EXIT_PAUSED };
     case "lease_lost":
       io.stderr.write(
         `run ${runId}: another process took over driving it; follow it with: icode pipeline inspect ${runId}\n`,
@@ -184,6 +189,56 @@ async function runCommand(
   }
 }
 
+/**
+ * `icode pipeline resume` of a run that is not paused but active (`pending`, `running`) and that no live
+ * process drives — its driver was killed, or never started: drive it here. A lease that is still live is
+ * waited for until it expires (a dead driver no longer renews it); one that is renewed meanwhile belongs to
+ * a live driver, and is left to it. `null`: not such a run (the `resume` action applies).
+ */
+async function takeOver(
+  io: CliIo,
+  pipelines: EnginePipelines,
+  runId: string,
+  signal: AbortSignal,
+  json: boolean,
+): Promise<{ exitCode: number } | null> {
+  const first = await pipelines.inspect(runId);
+  if (first.run.state !== "pending" && first.run.state !== "running") return null;
+  let lease = first.lease;
+  if (lease !== null && Date.parse(lease.expires_at) > Date.now()) {
+    io.stderr.write(
+      `run ${runId} has a driver (${oneLine(lease.owner)}) until ${lease.expires_at}; waiting for it to end or its lease to expire\n`,
+    );
+    while (lease !== null && Date.parse(lease.expires_at) > Date.now() && !signal.aborted) {
+      const expires = lease.expires_at;
+      await new Promise((r) =>
+        setTimeout(r, Math.min(500, Math.max(20, Date.parse(expires) - Date.now() + 20))),
+      );
+      lease = (await pipelines.inspect(runId)).lease;
+      if (lease !== null && lease.expires_at !== expires && Date.parse(lease.expires_at) > Date.now()) {
+        io.stderr.write(
+          `run ${runId} is driven by a live process (${oneLine(lease.owner)}); follow it with: icode pipeline inspect ${runId}\n`,
+        );
+        return { exitCode: EXIT.ok };
+      }
+    }
+    if (signal.aborted) return { exitCode: exitCodeOfSignal(stopSignalOf(signal)) };
+  }
+  const { result, exitCode } = await drive(io, pipelines, runId, signal, false);
+  if (json) {
+    const out: PipelineControlJson = {
+      version: PIPELINE_JSON_VERSION,
+      action: "resume",
+      result: { ok: true },
+      via: "direct",
+      run: withoutDefinition(result.run),
+      stop: result.stop,
+    };
+    io.stdout.write(`${JSON.stringify(out)}\n`);
+  }
+  return { exitCode };
+}
+
 const ACTIONS: Record<string, PipelineCommand["action"]> = {
   approve: "approve_node",
   retry: "retry_node",
@@ -209,6 +264,12 @@ async function controlCommand(
       : action === "skip_node"
         ? { action, node_id: nodeId!, note: (parsed.values as ValuesOf<typeof PIPELINE_SKIP>).note ?? null }
         : { action };
+  if (action === "resume") {
+    const taken = await takeOver(io, pipelines, runId, signal, json).catch((error: unknown) => ({
+      exitCode: fail(io, json, error, runId),
+    }));
+    if (taken !== null) return taken.exitCode;
+  }
   let sent: PipelineControlResult;
   try {
     sent = await pipelines.control(runId, command);

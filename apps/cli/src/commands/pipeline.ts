@@ -3,10 +3,10 @@ import "../zod-jitless";
 import { writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import {
-  type EnginePipelines,
   PIPELINE_STORE_CODES,
+  type PipelineCatalog,
   type PipelineRun,
-  pipelinesFor,
+  pipelineCatalogFor,
   type StoredDefinition,
 } from "@icode/workflow-engine";
 import type { CommandContext } from "../command";
@@ -48,7 +48,7 @@ import { isUsageError, UsageError } from "../usage";
 
 /**
  * `icode pipeline list|show|validate|import|export|publish|copy|delete`: the pipeline definitions through the
- * engine's `pipelines` namespace (`pipelinesFor`, without the run machinery: this bundle loads SQLite and
+ * engine's `pipelines` namespace (`pipelineCatalogFor`, without the run machinery: this bundle loads SQLite and
  * zod, never the agents package, a model SDK or the ACP SDK).
  */
 
@@ -151,7 +151,7 @@ function lifecycle(d: StoredDefinition): string {
   return `${d.status}, revision ${d.revision}${d.locked ? `, ${d.source}, locked` : ""}`;
 }
 
-type Handler = (parsed: ParsedCommand, io: CliIo, pipelines: EnginePipelines) => Promise<number>;
+type Handler = (parsed: ParsedCommand, io: CliIo, pipelines: PipelineCatalog) => Promise<number>;
 
 const withoutDefinition = ({ definition: _snapshot, ...run }: PipelineRun) => run;
 
@@ -401,7 +401,7 @@ export const command = {
     const handler = HANDLERS[parsed.spec.path[1]!];
     if (handler === undefined) throw new Error(`no pipeline command ${parsed.spec.path.join(" ")}`);
     const json = parsed.values.json === true;
-    const pipelines = pipelinesFor({ cwd: io.cwd, env: io.env });
+    const pipelines = pipelineCatalogFor({ cwd: io.cwd, env: io.env });
     try {
       return await handler(parsed, io, pipelines);
     } catch (error) {

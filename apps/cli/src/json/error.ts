@@ -1,6 +1,5 @@
 import {
   FinishedRunSchema,
-  PIPELINE_ENGINE_CODES,
   PIPELINE_RUN_CODES,
   PIPELINE_STORE_CODES,
   RejectedRunSchema,
@@ -18,7 +17,6 @@ export const CLI_ERROR_CODES = [
   ...RUN_REJECTION_CODES,
   ...PIPELINE_STORE_CODES,
   ...PIPELINE_RUN_CODES,
-  ...PIPELINE_ENGINE_CODES,
   /** The command line is wrong (exit 2). */
   "usage_error",
   /** `--input-file` names something that cannot be read as UTF-8 text. */

@@ -84,7 +84,14 @@ export const PipelineInspectJsonSchema = z.strictObject({
 export type PipelineInspectJson = z.infer<typeof PipelineInspectJsonSchema>;
 
 /** Why driving in the foreground stopped (the driver's `stop`). */
-const DriveStopSchema = z.enum(["converged", "paused", "stopped", "lease_lost", "lease_held"]);
+const DriveStopSchema = z.enum([
+  "converged",
+  "paused",
+  "waiting_approval",
+  "stopped",
+  "lease_lost",
+  "lease_held",
+]);
 
 /** `icode pipeline run --json`, and the `driven` part of a control action that drove the run. */
 export const PipelineRunResultJsonSchema = z.strictObject({

@@ -2,14 +2,13 @@ import { isAbsolute, resolve } from "node:path";
 import type {
   DefinitionFilter,
   ExpectedRevision,
-  NodeExecutor,
   PipelineBindings,
   PipelineStore,
   StoredDefinition,
 } from "@icode/pipelines";
 import { type EngineContext, type EngineOptions, engineContext } from "../context";
 import type { ValidateReport } from "../validate/report";
-import { type PipelineRunsApi, pipelineRuns } from "./runs";
+import { type ExecutorSource, type PipelineRunsApi, pipelineRuns } from "./runs";
 
 /**
  * `engine.pipelines`: the JSON pipeline definitions of this computer, in the pipeline store under the
@@ -42,14 +41,17 @@ export interface EnginePipelines extends PipelineRunsApi {
   delete(id: string, options?: ExpectedRevision): Promise<void>;
   /** The store itself, opened (and the built-ins installed) on first use: what the run side composes. */
   store(): Promise<PipelineStore>;
-  /** Closes the store if it was opened; the namespace opens it again when used after. */
+  /**
+   * Closes the store if it was opened, and the agent node executor if the engine made one (their sessions
+   * end); the namespace opens them again when used after.
+   */
   close(): Promise<void>;
 }
 
 /** A pipeline to validate or import: a file (relative to the engine's `cwd`), or JSON text. */
 export type PipelineSource = { file: string; text?: never } | { text: string; file?: string };
 
-export function enginePipelines(ctx: EngineContext, executor?: NodeExecutor): EnginePipelines {
+export function enginePipelines(ctx: EngineContext, nodes: ExecutorSource): EnginePipelines {
   // Loaded when first used, so that listing and running Python workflows never load SQLite.
   const lib = () => import("@icode/pipelines");
   let opening: Promise<PipelineStore> | null = null;
@@ -108,7 +110,7 @@ export function enginePipelines(ctx: EngineContext, executor?: NodeExecutor): En
   };
 
   return {
-    ...pipelineRuns(ctx, store, executor),
+    ...pipelineRuns(ctx, store, nodes),
     listDefinitions: async (filter) => (await store()).listDefinitions(filter),
     getDefinition: async (id) => (await store()).getDefinition(id),
     async validate(source) {
@@ -151,6 +153,7 @@ export function enginePipelines(ctx: EngineContext, executor?: NodeExecutor): En
     delete: async (id, options) => (await store()).deleteDefinition(id, options),
     store,
     async close() {
+      await nodes.close();
       const pending = opening;
       opening = null;
       if (pending === null) return;
@@ -166,11 +169,21 @@ export function enginePipelines(ctx: EngineContext, executor?: NodeExecutor): En
 }
 
 /**
- * `createEngine(options).pipelines` without an engine: for a process that only manages definitions, such as
- * `icode pipeline list`, since it loads none of the run machinery (Python bridge, scheduler, agents).
+ * What `icode pipeline list|show|validate|…|runs|inspect` need: the definitions, and reading runs (no
+ * driving, no control actions), without the agent runtimes, the Python bridge or the scheduler.
  */
-export function pipelinesFor(options: EngineOptions): EnginePipelines {
-  return enginePipelines(engineContext(options), options.pipelineExecutor);
+export type PipelineCatalog = Omit<
+  EnginePipelines,
+  "drive" | "control" | "pause" | "resume" | "cancel" | "approve" | "retry" | "skip" | "stopSessions"
+>;
+
+/** `pipelinesFor` without the node executor: reads and manages, never runs a node. */
+export function pipelineCatalogFor(options: EngineOptions): PipelineCatalog {
+  return enginePipelines(engineContext(options), {
+    // Unreachable through `PipelineCatalog`'s type: none of its methods drives or controls a run.
+    get: () => Promise.reject(new Error("a pipeline catalog runs no node")),
+    close: async () => {},
+  });
 }
 
 function resolvePath(cwd: string, path: string): string {

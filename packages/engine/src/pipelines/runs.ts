@@ -19,15 +19,8 @@ import {
   RunNodeSchema,
   StoredCommandSchema,
 } from "@icode/pipelines";
-import { WorkflowError } from "@icode/workflow-errors";
 import { z } from "zod";
 import type { EngineContext } from "../context";
-
-/** Codes of the engine's pipeline run API itself (the rest are `@icode/pipelines`'). */
-export const PIPELINE_ENGINE_CODES = [
-  /** This engine was given no `pipelineExecutor`, so it cannot run pipeline nodes. */
-  "pipeline_executor_unavailable",
-] as const;
 
 /** Where a pipeline run's files live: `<chrysHome>/pipelines/runs/<run_id>/` (attempts, `events.jsonl`). */
 export function pipelineRunDir(chrysHome: string, runId: string): string {
@@ -59,6 +52,13 @@ export interface DriveRunOptions {
   signal?: AbortSignal;
   /** Every event of the run as it is stored, from the first this driver writes. */
   onEvent?: (event: StoredPipelineEvent) => void;
+  /** Return at approval gates instead of waiting for the approval (`stop: "waiting_approval"`). */
+  stopAtGates?: boolean;
+  /**
+   * The lease's time to live (default 30 s, renewed every third of it): how long after this process dies
+   * another one can take the run over.
+   */
+  leaseTtlMs?: number;
 }
 
 export interface PipelineSubscription {
@@ -75,7 +75,8 @@ export interface PipelineRunsApi {
   start(request: StartPipelineRun): Promise<PipelineRun>;
   /**
    * Drives a run in this process until it converges, pauses, or `signal` stops it (`drivePipelineRun` of
-   * `@icode/pipelines` with this engine's executor). `lease_held`: another live process drives it.
+   * `@icode/pipelines` with this engine's node executor). `lease_held`: another live process drives it;
+   * `stopAtGates`: return `waiting_approval` (lease released) when only approval gates are left.
    */
   drive(runId: string, options?: DriveRunOptions): Promise<DriveResult>;
   /** The runs, newest first. */
@@ -110,29 +111,26 @@ export interface PipelineRunsApi {
   exportTrajectory(runId: string, format: "json" | "perfetto"): Promise<unknown>;
 }
 
+/** Where the runs' node executor comes from (`./agent-executor.ts`), made on first use and closed with the engine. */
+export interface ExecutorSource {
+  get(): Promise<NodeExecutor>;
+  close(): Promise<void>;
+}
+
 export function pipelineRuns(
   ctx: EngineContext,
   store: () => Promise<PipelineStore>,
-  executor: NodeExecutor | undefined,
+  executor: ExecutorSource,
 ): PipelineRunsApi {
   const lib = () => import("@icode/pipelines");
   // One owner ID per engine: several drivers in one process are told apart by their run.
   const owner = `engine-${process.pid}-${randomBytes(4).toString("hex")}`;
 
-  const needExecutor = (): NodeExecutor => {
-    if (executor !== undefined) return executor;
-    throw new WorkflowError(
-      "pipeline_executor_unavailable",
-      "this engine was created without a pipeline node executor, so it cannot run pipeline nodes",
-      { hint: "create the engine with the pipelineExecutor option" },
-    );
-  };
-
   const control = async (runId: string, command: Command): Promise<ControlResult> => {
     const pipelines = await lib();
     return pipelines.controlPipelineRun(await store(), runId, command, {
       owner,
-      ...(executor === undefined ? {} : { stopSessions: (id: string) => executor.stopSessions(id) }),
+      stopSessions: async (id: string) => (await executor.get()).stopSessions(id),
     });
   };
 
@@ -146,14 +144,13 @@ export function pipelineRuns(
       });
     },
     async drive(runId, options = {}) {
-      const nodes = needExecutor();
       const pipelines = await lib();
       const opened = await store();
       await opened.getRun(runId); // pipeline_run_not_found before anything else
       return pipelines.drivePipelineRun({
         store: opened,
         runId,
-        executor: nodes,
+        executor: await executor.get(),
         owner: `${owner}-${runId.slice(0, 8)}`,
         runDir: pipelineRunDir(ctx.chrysHome, runId),
         launchCwd: ctx.cwd,
@@ -161,6 +158,8 @@ export function pipelineRuns(
         limits: pipelines.pipelineLimits(ctx.env).limits,
         ...(options.signal === undefined ? {} : { signal: options.signal }),
         ...(options.onEvent === undefined ? {} : { onEvent: options.onEvent }),
+        ...(options.stopAtGates === undefined ? {} : { stopAtGates: options.stopAtGates }),
+        ...(options.leaseTtlMs === undefined ? {} : { leaseTtlMs: options.leaseTtlMs }),
       });
     },
     runs: async (filter) => (await store()).listRuns(filter),
