@@ -10,6 +10,7 @@ import { node, type RunFixture, runFixture } from "./run-helpers";
 // The crash test: a driving process is killed with SIGKILL in the middle of a 20-node pipeline; a
 // second driver takes the run over once the lease expires, and no finished node runs twice.
 const SCRIPT = new URL("./fixtures/driver-process.mjs", import.meta.url).pathname;
+const CONTROL = new URL("./fixtures/control-process.mjs", import.meta.url).pathname;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 let fx: RunFixture | null = null;
@@ -76,5 +77,39 @@ describe("a driver killed with SIGKILL", () => {
     expect(executor.calls.length).toBe(20 - finished.length);
     const lines = (await readFile(join(fx.runDir, "events.jsonl"), "utf8")).trim().split("\n");
     expect(lines.map((l) => JSON.parse(l))).toEqual(await fx.store.listEvents(fx.runId));
+  }, 60_000);
+
+  it("takes control actions from another process while it drives", async () => {
+    fx = await runFixture({ name: "Remote", nodes: [node("a"), node("b", ["a"])] });
+    const executor = new ScriptedExecutor({ a: { gated: true } });
+    const driving = fx.drive(executor);
+    await executor.started("a");
+    const sent = await execa(process.execPath, [
+      CONTROL,
+      fx.chrysHome,
+      fx.runId,
+      JSON.stringify({ action: "pause" }),
+    ]);
+    expect(JSON.parse(sent.stdout.trim())).toMatchObject({
+      result: { ok: true },
+      via: "driver",
+      needsDriver: false,
+      run: { state: "paused" },
+    });
+    executor.release("a");
+    expect(await driving).toMatchObject({ stop: "paused", run: { state: "paused" } });
+    expect(executor.callsOf("b")).toHaveLength(0);
+    const resumed = await execa(process.execPath, [
+      CONTROL,
+      fx.chrysHome,
+      fx.runId,
+      JSON.stringify({ action: "resume" }),
+    ]);
+    expect(JSON.parse(resumed.stdout.trim())).toMatchObject({
+      result: { ok: true },
+      via: "direct",
+      needsDriver: true,
+    });
+    expect((await fx.drive(executor)).run.state).toBe("succeeded");
   }, 60_000);
 });

@@ -328,10 +328,14 @@ class RunDriver {
     await Promise.allSettled([...this.inFlight.values()].map((f) => f.done));
   }
 
+  /**
+   * Ends the idle wait at the next turn of the event loop (`setImmediate`), so that attempts ending together
+   * (their replies or timers in one batch) are recorded in one write rather than one write each.
+   */
   private wake(): void {
     const wake = this.wakeUp;
     this.wakeUp = null;
-    wake?.();
+    if (wake !== null) setImmediate(wake);
   }
 
   private idle(): Promise<void> {
