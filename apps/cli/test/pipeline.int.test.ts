@@ -14,7 +14,7 @@ import {
   readAgentLog,
   writeAgentScript,
 } from "@icode/acp-agent-double";
-import { CLI_BIN, type CliResult, waitUntil } from "@icode/test-utils";
+import { CLI_BIN, type CliResult, runCli, waitUntil } from "@icode/test-utils";
 import { describe, expect, it } from "vitest";
 import { icode, type Project, project } from "./run-helpers";
 
@@ -774,6 +774,42 @@ describe("icode pipeline run with the scripted ACP agent", () => {
     expect(prompts()).toEqual({ a: 1, b: 2, c: 1 });
   });
 
+  it("a gate waits for icode pipeline approve from another terminal, which its live driver applies", async () => {
+    const { p, prompts } = agentProject([node("plan"), node("ship", ["plan"], { requires_approval: true })]);
+    await published(p);
+    const run = start(p, ["pipeline", "run", "agents", "--input-file", "-"]);
+    expect(await waitUntil(() => /⏸ ship waits for approval/.test(run.stderr()), 30_000)).toBe(true);
+    const runId = /^run ([0-9a-f]{32}) /m.exec(run.stderr())![1]!;
+    expect(run.stderr()).toContain(`⏸ ship waits for approval: icode pipeline approve ${runId} ship`);
+    expect(prompts().ship).toBeUndefined();
+    const approved = json(await icode(p, ["pipeline", "approve", runId, "ship", "--json"]));
+    expect(approved).toMatchObject({
+      action: "approve_node",
+      result: { ok: true },
+      via: "driver",
+      stop: null,
+    });
+    expect(await run.exit).toBe(0);
+    expect(run.stderr()).toMatch(/succeeded · 2\/2 nodes succeeded/);
+    expect(prompts()).toEqual({ plan: 1, ship: 1 });
+  });
+
+  it("refuses a task over 20,000 characters, and reads the task from standard input", async () => {
+    const { p } = agentProject([node("only")]);
+    await published(p);
+    const long = await icode(p, ["pipeline", "run", "agents", "--input", "x".repeat(20_001)]);
+    refused(long, "pipeline_task_input_too_long", /./);
+    const r = await runCliWithInput(
+      p,
+      ["pipeline", "run", "agents", "--input-file", "-", "--json"],
+      "from stdin",
+    );
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(json(r).run).toMatchObject({ task_input: "from stdin", state: "succeeded" });
+    const missing = await icode(p, ["pipeline", "run", "agents", "--input-file", "nope.txt"]);
+    refused(missing, "input_file_unreadable", /./);
+  });
+
   it("SIGKILL of the driving icode pipeline run mid 20-node pipeline: resume finishes, no finished node ran twice", async () => {
     // 4 layers of 5; every node of a layer depends on every node of the one above.
     const layers = [0, 1, 2, 3].map((l) => [0, 1, 2, 3, 4].map((i) => `l${l}n${i}`));
@@ -822,6 +858,10 @@ describe("icode pipeline run with the scripted ACP agent", () => {
     for (const id of layers.flat()) expect(counts[id] ?? 0, id).toBeLessThanOrEqual(attemptsOf.get(id)!);
   }, 180_000);
 });
+
+function runCliWithInput(p: Project, args: string[], input: string) {
+  return runCli(args, { cwd: p.dir, input, timeoutMs: 60_000 });
+}
 
 function writeTreeIn(root: string, files: Record<string, string>): void {
   for (const [rel, content] of Object.entries(files)) {
