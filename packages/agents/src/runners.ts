@@ -21,7 +21,7 @@ export function defaultRunners(): { native: NativeAttempt; acp: AcpAttempt; clos
  * task as input, its activity shown as the parent's; its answer, or its failure, goes back to the parent's
  * model as the tool's result.
  */
-async function acpSubAgent(
+export async function acpSubAgent(
   profile: AgentProfile,
   task: string,
   signal: AbortSignal,

@@ -6,7 +6,7 @@ import { execa } from "execa";
 import { afterEach, describe, expect, it } from "vitest";
 import { createPipelineNodeExecutor } from "../src/pipeline";
 import { AgentTranscriptSchema } from "../src/transcript";
-import { agentPids, alive } from "./support/acp";
+import { acpProfile, agentPids, alive } from "./support/acp";
 import { acpDouble, configWith, nodeRequest } from "./support/pipeline";
 
 const executors: { close(): Promise<void> }[] = [];
@@ -71,6 +71,7 @@ describe("a pipeline node on an ACP agent (the scripted double)", () => {
     const [prompt] = receivedPrompts(s.entries());
     expect(prompt?.prompt).toContain("Task of review.");
     expect(prompt?.prompt).toContain("submit_handoff");
+    expect(outcome.session_ref).toBe(`acp:run-1/review#1.1:${prompt?.sessionId}`);
   });
 
   it("asks the same session again with exactly what is wrong, and takes the corrected handoff", async () => {
@@ -276,6 +277,21 @@ describe("a pipeline node on an ACP agent (the scripted double)", () => {
     const early = nodeRequest(s, { id: "early" });
     expect(await s.executor.runNode(early.request, aborted.signal)).toMatchObject({ status: "canceled" });
     expect(receivedPrompts(s.entries())).toHaveLength(1);
+  });
+
+  it("warns pipeline_node_transcript_failed when the transcript cannot be written, and the outcome stands", async () => {
+    const s = await setup({ turns: [{ steps: [{ submitHandoff: { summary: "ok" } }] }] });
+    mkdirSync(join(s.runDir, "nodes", "t", "attempt-1", "transcript.json"), { recursive: true });
+    const { request, events } = nodeRequest(s, { id: "t" });
+    const outcome = expectStatus(
+      await s.executor.runNode(request, new AbortController().signal),
+      "succeeded",
+    );
+    expect(outcome.transcript).toBeNull();
+    const codes = events.flatMap((e) =>
+      e.type === "activity" && e.activity.kind === "warning" ? [e.activity.code] : [],
+    );
+    expect(codes).toEqual(["pipeline_node_transcript_failed"]);
   });
 
   it("fails pipeline_node_session_unavailable for a session_ref it never made", async () => {
@@ -533,6 +549,55 @@ describe("a pipeline node's permissions, effort and runtime on ACP", () => {
       e.type === "activity" && e.activity.kind === "warning" ? [e.activity.code] : [],
     );
     expect(codes.sort()).toEqual(["acp_effort_unsupported", "pipeline_node_skills_not_applied"]);
+  });
+
+  it("prefers a configured ACP profile named like the preset, and a profile_id lends it its approval rules", async () => {
+    const script = {
+      turns: [
+        {
+          steps: [
+            {
+              permission: { title: "something", kind: "other" as const },
+              onAllowed: [{ submitHandoff: { summary: "allowed" } }],
+              onRejected: [{ submitHandoff: { summary: "rejected" } }],
+            },
+          ],
+        },
+      ],
+    };
+    const double = acpDouble(script);
+    const claude = { ...double.profile, name: "Claude" };
+    const base = acpProfile({ command: "unused" }, "Strict");
+    const strict = {
+      ...base,
+      id: "strict000001",
+      approval: { ...base.approval, default: "require" as const },
+    };
+    const config = await configWith([claude, strict], double.home, double.launch);
+    const executor = createPipelineNodeExecutor({ config, chrysHome: double.home, homeDir: double.home });
+    executors.push(executor);
+    const plain = nodeRequest(
+      double,
+      { id: "p", runtime: "claude-code" },
+      { launchPermissionMode: "bounded" },
+    );
+    const allowed = expectStatus(
+      await executor.runNode(plain.request, new AbortController().signal),
+      "succeeded",
+    );
+    expect(allowed.handoff).toEqual({ summary: "allowed" });
+    const lent = nodeRequest(
+      double,
+      { id: "s", runtime: "claude-code", profile_id: "Strict" },
+      { launchPermissionMode: "bounded" },
+    );
+    const rejected = expectStatus(
+      await executor.runNode(lent.request, new AbortController().signal),
+      "succeeded",
+    );
+    expect(rejected.handoff).toEqual({ summary: "rejected" });
+    // Both ran the configured "Claude" profile (the double), not the built-in preset's command.
+    expect(agentPids(double.entries())).toHaveLength(2);
   });
 
   it("runs runtime claude-code on the Claude preset's command found on PATH", async () => {

@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { tmpDir } from "@icode/test-utils";
@@ -37,7 +37,12 @@ describe("the engine's handoff MCP server (dist/pipeline/handoff-server.js)", ()
     const dir = tmpDir("handoff-server-");
     const file = join(dir, "calls.jsonl");
     const schema = { type: "object", properties: { summary: { type: "string" } }, required: ["summary"] };
-    const s = await server({ ICODE_HANDOFF_FILE: file, ICODE_HANDOFF_SCHEMA: JSON.stringify(schema) });
+    const schemaFile = join(dir, "schema.json");
+    const s = await server({
+      ICODE_HANDOFF_FILE: file,
+      ICODE_HANDOFF_SCHEMA_FILE: schemaFile,
+      ICODE_HANDOFF_SCHEMA: JSON.stringify(schema),
+    });
     try {
       const init = await s.request("initialize", { protocolVersion: "2025-06-18", capabilities: {} });
       expect(init["result"]).toMatchObject({ protocolVersion: "2025-06-18", capabilities: { tools: {} } });
@@ -46,6 +51,11 @@ describe("the engine's handoff MCP server (dist/pipeline/handoff-server.js)", ()
       };
       expect(list.result.tools.map((t) => t.name)).toEqual(["submit_handoff", "report_blocked"]);
       expect(list.result.tools[0]!.inputSchema).toEqual(schema);
+      // A continued session's next node: the schema file says what submit_handoff takes now.
+      const next = { type: "object", properties: { verdict: { enum: ["ok", "no"] } }, required: ["verdict"] };
+      writeFileSync(schemaFile, JSON.stringify(next));
+      const relisted = (await s.request("tools/list")) as { result: { tools: { inputSchema: unknown }[] } };
+      expect(relisted.result.tools[0]!.inputSchema).toEqual(next);
 
       const submit = (await s.request("tools/call", {
         name: "submit_handoff",

@@ -10,11 +10,13 @@ import {
   startProviderDouble,
   submitHandoff,
   text,
+  toolCalls,
   toolResults,
 } from "@icode/model-provider-double";
 import type { NodeOutcome } from "@icode/pipelines";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createPipelineNodeExecutor } from "../src/pipeline";
+import type { AgentTool, ToolsetOptions } from "../src/tool";
 import { AgentTranscriptSchema } from "../src/transcript";
 import { modelYaml, noWait, profileYaml, setup, type TestWire, toolsetOf, WIRES } from "./native-harness";
 import { nodeRequest } from "./support/pipeline";
@@ -207,6 +209,68 @@ describe.each(WIRES)("a pipeline node on the native loop (%s wire)", (wire) => {
     const body = e.requests()[0]!.body as Record<string, unknown>;
     if (wire === "openai") expect(body["reasoning_effort"]).toBe("medium");
     else expect(body["thinking"]).toEqual({ type: "enabled", budget_tokens: 4096 });
+  });
+});
+
+describe("sub-agents of a native pipeline node", () => {
+  it("run as in workflow agent nodes: the helper's answer is the tool's result", async () => {
+    counter += 1;
+    const route = `pipeline-sub-${counter}`;
+    const s = await setup({
+      models: { m: modelYaml(provider, "openai", route) },
+      agents: {
+        Tester: profileYaml("Tester", ["sub_agents: {agents: [{profile: Helper, tool_name: helper}]}"]),
+        Helper: profileYaml("Helper", ["instructions: You help."]),
+      },
+    });
+    const helper = s.config.profiles.find((p) => p.name === "Helper")!;
+    let parent: ToolsetOptions | null = null;
+    const call: AgentTool = {
+      name: "helper",
+      kind: "sub_agent",
+      description: "Helper",
+      inputSchema: { type: "object", properties: {} },
+      activityKind: "sub_agent",
+      title: () => "helper",
+      execute: (_input, context) => parent!.runSubAgent(helper, "look it up", context.signal),
+    };
+    const runDir = join(s.home, "run");
+    mkdirSync(runDir, { recursive: true });
+    const config = {
+      ...s.config,
+      defaultProfile: s.config.profiles.find((p) => p.name === "Tester") ?? null,
+    };
+    const executor = createPipelineNodeExecutor({
+      config,
+      chrysHome: s.home,
+      homeDir: s.home,
+      native: {
+        sleep: noWait,
+        buildToolset: async (options) => {
+          if (options.profile.name === "Tester") parent = options;
+          return {
+            tools: options.profile.name === "Tester" ? [call] : [],
+            instructions: [],
+            warnings: [],
+            close: async () => undefined,
+          };
+        },
+      },
+    });
+    executors.push(executor);
+    provider.script(route, [
+      toolCalls([{ name: "helper", arguments: {} }]),
+      text("from the helper"),
+      submitHandoff({ summary: "used the helper" }),
+      text("ok"),
+    ]);
+    const { request } = nodeRequest({ runDir, launch: s.workspace, home: s.home }, { id: "n", model: "m" });
+    const outcome = expectStatus(await executor.runNode(request, new AbortController().signal), "succeeded");
+    expect(outcome.handoff).toEqual({ summary: "used the helper" });
+    const requests = provider.requestsFor(route);
+    expect(requests).toHaveLength(4);
+    expect(userTexts(requests[1]!)).toEqual(["look it up"]);
+    expect(toolResults(requests[2]!)[0]!.content).toBe("from the helper");
   });
 });
 

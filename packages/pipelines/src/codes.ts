@@ -96,6 +96,8 @@ export const PIPELINE_RUN_CODES = [
   "pipeline_driver_lost",
   /** The node's worker blocked itself, or its handoff was still wrong after the last correction round. */
   "pipeline_node_blocked",
+  /** The run's records on disk (`events.jsonl`, an attempt's files) could not be written; the store has the run. */
+  "pipeline_records_failed",
 ] as const;
 export const PipelineRunCodeSchema = z.enum(PIPELINE_RUN_CODES);
 export type PipelineRunCode = z.infer<typeof PipelineRunCodeSchema>;

@@ -248,7 +248,7 @@ function toolsetOptions(
  * tool calls are reported and recorded in the parent's attempt, their ids prefixed
  * `<sub-agent>#<n>/`; its tokens count in the parent attempt's usage.
  */
-function subAgentRunner(
+export function subAgentRunner(
   context: NativeAttemptContext,
   options: NativeRunnerOptions,
   deps: LoopDeps,

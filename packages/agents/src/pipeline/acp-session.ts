@@ -1,7 +1,6 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { OutputSchema } from "@icode/pipelines";
 import type { NodeError, TokenUsage } from "@icode/workflow-scheduler";
 import { AcpRun, type AcpRunnerOptions, resolveAcpOptions } from "../acp/run-attempt";
 import type { AcpAttemptContext } from "../attempt";
@@ -78,10 +77,11 @@ export class AcpNodeSession implements NodeSession {
   private ended = false;
 
   private constructor(
-    readonly ref: string,
+    public ref: string,
     readonly runId: string,
     readonly setup: SessionSetup,
     private readonly callsFile: string,
+    private readonly schemaFile: string,
     binding: SessionBinding,
     private readonly effort: string | null,
   ) {
@@ -94,18 +94,20 @@ export class AcpNodeSession implements NodeSession {
     setup: SessionSetup;
     binding: SessionBinding;
     attemptDir: string;
-    outputSchema: OutputSchema;
     effort: string | null;
     acp: Omit<AcpRunnerOptions, "mcpServers">;
   }): Promise<AcpNodeSession> {
     const script = handoffServerScript();
     const callsFile = join(options.attemptDir, "handoff-calls.jsonl");
+    const schemaFile = join(options.attemptDir, "handoff-schema.json");
     writeFileSync(callsFile, "");
+    writeFileSync(schemaFile, JSON.stringify(options.binding.outputSchema));
     const session = new AcpNodeSession(
       options.ref,
       options.binding.runId,
       options.setup,
       callsFile,
+      schemaFile,
       options.binding,
       options.effort,
     );
@@ -117,7 +119,11 @@ export class AcpNodeSession implements NodeSession {
           name: HANDOFF_SERVER_NAME,
           command: process.execPath,
           args: [script],
-          env: { ICODE_HANDOFF_FILE: callsFile, ICODE_HANDOFF_SCHEMA: JSON.stringify(options.outputSchema) },
+          env: {
+            ICODE_HANDOFF_FILE: callsFile,
+            ICODE_HANDOFF_SCHEMA_FILE: schemaFile,
+            ICODE_HANDOFF_SCHEMA: JSON.stringify(options.binding.outputSchema),
+          },
         },
       ],
     });
@@ -125,6 +131,8 @@ export class AcpNodeSession implements NodeSession {
     session.run = run;
     try {
       await run.open();
+      // The ref names the live agent and its ACP session.
+      session.ref = `${options.ref}:${run.session}`;
     } catch (error) {
       const known = await run.errorOf(error);
       await run.shutdown();
@@ -165,6 +173,12 @@ export class AcpNodeSession implements NodeSession {
 
   bind(binding: SessionBinding): void {
     this.binding = binding;
+    // The next node's schema, for the handoff server's next `tools/list`.
+    try {
+      writeFileSync(this.schemaFile, JSON.stringify(binding.outputSchema));
+    } catch {
+      // the prompt states the schema too
+    }
     this.captured = null;
     this.run?.bind(this.context(binding));
   }

@@ -31,13 +31,16 @@ export type PipelineNodeErrorCode = z.infer<typeof PipelineNodeErrorCodeSchema>;
  * - `pipeline_node_session_kept_settings`: a continued session keeps the runtime, profile, model and
  *   directory it was started with, and the node asked for others;
  * - `pipeline_node_artifacts_not_listed`: an isolated node's handoff has an `artifacts` that is not a list
- *   (a custom schema), so its branch and changed files are not appended.
+ *   (a custom schema), so its branch and changed files are not appended;
+ * - `pipeline_node_transcript_failed`: the attempt's transcript could not be written; the outcome stands
+ *   (its `transcript` is null).
  */
 export const PIPELINE_NODE_WARNING_CODES = [
   "pipeline_node_effort_unsupported",
   "pipeline_node_skills_not_applied",
   "pipeline_node_session_kept_settings",
   "pipeline_node_artifacts_not_listed",
+  "pipeline_node_transcript_failed",
 ] as const;
 export type PipelineNodeWarningCode = (typeof PIPELINE_NODE_WARNING_CODES)[number];
 

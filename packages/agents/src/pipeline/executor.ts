@@ -111,7 +111,6 @@ export function createPipelineNodeExecutor(options: PipelineNodeExecutorOptions)
         setup,
         binding,
         attemptDir,
-        outputSchema: request.outputSchema,
         effort: resolved.effort,
         acp: options.acp ?? {},
       });
@@ -121,7 +120,6 @@ export function createPipelineNodeExecutor(options: PipelineNodeExecutorOptions)
       setup,
       binding,
       model: resolved.model,
-      outputSchema: request.outputSchema,
       native: options.native ?? {},
       shared,
     });
@@ -156,7 +154,7 @@ export function createPipelineNodeExecutor(options: PipelineNodeExecutorOptions)
           type: "activity",
           activity: {
             kind: "warning",
-            code: "acp_transcript_failed",
+            code: "pipeline_node_transcript_failed",
             message: `the attempt's transcript could not be written: ${describe(error)}`,
           },
         });
@@ -177,6 +175,7 @@ export function createPipelineNodeExecutor(options: PipelineNodeExecutorOptions)
         runId: request.runId,
         nodeId: node.id,
         attempt: request.attempt,
+        outputSchema: request.outputSchema,
         signal,
         activity: (activity) => emit({ type: "activity", activity }),
         approvalMode: resolved.approvalMode,

@@ -2,15 +2,29 @@
  * The engine's handoff MCP server for ACP pipeline nodes: a stdio MCP server (newline-delimited JSON-RPC)
  * with two tools, `submit_handoff` (the arguments are the handoff) and `report_blocked` (`{ reason }`).
  * Each call is appended as one JSON line to the file `ICODE_HANDOFF_FILE` names, which the node executor
- * reads when the agent's turn ends; the schema of `submit_handoff`'s input is `ICODE_HANDOFF_SCHEMA`.
+ * reads when the agent's turn ends. The schema of `submit_handoff`'s input is read from the file
+ * `ICODE_HANDOFF_SCHEMA_FILE` at every `tools/list` (a continued session's next node may have another
+ * schema), else taken from `ICODE_HANDOFF_SCHEMA`.
  * Started by the agent (it is in `session/new`'s `mcpServers`) with the engine's Node binary; it needs no
  * package at run time.
  */
-import { appendFileSync } from "node:fs";
+import { appendFileSync, readFileSync } from "node:fs";
 import { createInterface } from "node:readline";
 
 const file = process.env["ICODE_HANDOFF_FILE"];
-const schema = parseSchema(process.env["ICODE_HANDOFF_SCHEMA"]);
+const schemaFile = process.env["ICODE_HANDOFF_SCHEMA_FILE"];
+
+/** The current node's handoff schema. */
+function currentSchema(): Record<string, unknown> {
+  if (schemaFile !== undefined && schemaFile !== "") {
+    try {
+      return parseSchema(readFileSync(schemaFile, "utf8"));
+    } catch {
+      // fall back to the schema the session started with
+    }
+  }
+  return parseSchema(process.env["ICODE_HANDOFF_SCHEMA"]);
+}
 
 function parseSchema(text: string | undefined): Record<string, unknown> {
   try {
@@ -24,24 +38,26 @@ function parseSchema(text: string | undefined): Record<string, unknown> {
   return { type: "object" };
 }
 
-const TOOLS = [
-  {
-    name: "submit_handoff",
-    description:
-      "Submit this node's structured handoff (a JSON object matching the node's output schema) as your final step. The engine checks it when your turn ends and tells you exactly what is wrong if it does not match.",
-    inputSchema: { ...schema, type: "object" },
-  },
-  {
-    name: "report_blocked",
-    description:
-      "Report that you cannot finish this node (missing access, contradictory task, …), with the reason. The node ends blocked; a person decides what happens next.",
-    inputSchema: {
-      type: "object",
-      properties: { reason: { type: "string", description: "Why the node cannot be finished." } },
-      required: ["reason"],
+function tools() {
+  return [
+    {
+      name: "submit_handoff",
+      description:
+        "Submit this node's structured handoff (a JSON object matching the node's output schema) as your final step. The engine checks it when your turn ends and tells you exactly what is wrong if it does not match.",
+      inputSchema: { ...currentSchema(), type: "object" },
     },
-  },
-];
+    {
+      name: "report_blocked",
+      description:
+        "Report that you cannot finish this node (missing access, contradictory task, …), with the reason. The node ends blocked; a person decides what happens next.",
+      inputSchema: {
+        type: "object",
+        properties: { reason: { type: "string", description: "Why the node cannot be finished." } },
+        required: ["reason"],
+      },
+    },
+  ];
+}
 
 type Message = { jsonrpc?: string; id?: string | number | null; method?: string; params?: unknown };
 
@@ -95,7 +111,7 @@ function handle(message: Message): void {
       send({ id, result: {} });
       return;
     case "tools/list":
-      send({ id, result: { tools: TOOLS } });
+      send({ id, result: { tools: tools() } });
       return;
     case "tools/call": {
       try {

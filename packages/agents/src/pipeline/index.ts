@@ -10,7 +10,7 @@
  * const executor = createPipelineNodeExecutor({ config, chrysHome, homeDir });
  * const outcome = await executor.runNode(request, signal);
  * // → { status: "succeeded", handoff: { summary: "…", artifacts: ["icode/run-1/fix", "src/a.ts"] },
- * //     session_ref: "acp:run-1/fix#1.1", corrections: 1, transcript: "nodes/fix/attempt-1/transcript.json", usage }
+ * //     session_ref: "acp:run-1/fix#1.1:<ACP session id>", corrections: 1, transcript: "nodes/fix/attempt-1/transcript.json", usage }
  * await executor.stopSessions("run-1");
  */
 export {

@@ -2,6 +2,7 @@ import type { ModelProfile } from "@icode/agent-profiles";
 import { loadMemory, maxTransientRetries } from "@icode/agent-profiles/policy";
 import type { OutputSchema } from "@icode/pipelines";
 import type { NodeError, TokenUsage } from "@icode/workflow-scheduler";
+import type { NativeAttemptContext } from "../attempt";
 import { type AgentErrorClass, RETRYABLE_AGENT_CLASSES } from "../codes";
 import { describe, failure, type ModelFailure } from "../native/classify";
 import { type Conversation, newConversation } from "../native/conversation";
@@ -9,19 +10,30 @@ import { DispatcherPool } from "../native/http";
 import { buildInstructions } from "../native/instructions";
 import { type AgentRun, abortMessage, type LoopDeps, runAgentLoop } from "../native/loop";
 import { ModelCache, unsupportedSetting } from "../native/provider";
-import type { ToolsetBuilder } from "../native/runner";
+import { type AcpSubAgentRunner, subAgentRunner, type ToolsetBuilder } from "../native/runner";
 import { UsageMeter } from "../native/usage";
+import { acpSubAgent } from "../runners";
 import type { AgentTool, Toolset } from "../tool";
 import { buildToolset } from "../tools/build-toolset";
 import type { AgentTranscript } from "../transcript";
 import { NodeFailure } from "./codes";
-import type { HandoffCall, NodeSession, SessionBinding, SessionSetup, TurnOutcome } from "./session";
+import { NodeAttemptIO } from "./io";
+import {
+  attemptRequest,
+  type HandoffCall,
+  type NodeSession,
+  type SessionBinding,
+  type SessionSetup,
+  type TurnOutcome,
+} from "./session";
 
 export interface NativeSessionOptions {
   /** Builds the profile's tools (default: the real toolset). */
   readonly buildToolset?: ToolsetBuilder;
   /** How retries wait (default: a timer the attempt's signal cuts short). */
   readonly sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+  /** ACP sub-agents of native profiles (default: the ACP adapter). */
+  readonly runAcpSubAgent?: AcpSubAgentRunner;
 }
 
 /** The HTTP connections and SDK models the native sessions of one executor share. */
@@ -119,7 +131,6 @@ export class NativeNodeSession implements NodeSession {
     readonly ref: string,
     readonly setup: SessionSetup,
     private readonly model: ModelProfile,
-    private readonly schema: OutputSchema,
     private readonly options: NativeSessionOptions,
     private readonly shared: NativeShared,
     binding: SessionBinding,
@@ -136,7 +147,6 @@ export class NativeNodeSession implements NodeSession {
     setup: SessionSetup;
     binding: SessionBinding;
     model: ModelProfile;
-    outputSchema: OutputSchema;
     native: NativeSessionOptions;
     shared: NativeShared;
   }): Promise<NativeNodeSession> {
@@ -144,7 +154,6 @@ export class NativeNodeSession implements NodeSession {
       options.ref,
       options.setup,
       options.model,
-      options.outputSchema,
       options.native,
       options.shared,
       options.binding,
@@ -173,7 +182,7 @@ export class NativeNodeSession implements NodeSession {
     await t?.close().catch(() => undefined);
   }
 
-  private async tools(): Promise<{ toolset: Toolset; system: string }> {
+  private async tools(conv: Conversation): Promise<{ toolset: Toolset; system: string }> {
     const { setup, binding } = this;
     const memory = await loadMemory(setup.profile, { cwd: setup.workspace });
     for (const p of memory.problems) binding.activity({ kind: "warning", code: p.code, message: p.message });
@@ -190,10 +199,7 @@ export class NativeNodeSession implements NodeSession {
           homeDir: setup.homeDir,
           signal: binding.signal,
           vision: this.model.vision,
-          runSubAgent: async (profile) => ({
-            ok: false,
-            error: `sub-agent "${profile.name}" cannot be called from a pipeline node; use another node of the pipeline`,
-          }),
+          runSubAgent: this.subAgents(conv),
         });
       } catch (error) {
         throw new NativeTurnFailure(
@@ -204,7 +210,7 @@ export class NativeNodeSession implements NodeSession {
         );
       }
       for (const w of built.warnings) binding.activity({ kind: "warning", code: w.code, message: w.message });
-      const extra = handoffTools(this.schema, this.calls);
+      const extra = handoffTools(binding.outputSchema, this.calls);
       this.toolset = {
         get tools() {
           return [
@@ -226,6 +232,47 @@ export class NativeNodeSession implements NodeSession {
     return { toolset: this.toolset, system };
   }
 
+  private deps(): LoopDeps {
+    return {
+      pool: this.shared.pool,
+      models: this.shared.models,
+      sleep: this.options.sleep ?? abortableSleep,
+      maxRetries: maxTransientRetries(this.setup.config.settings, "cli"),
+    };
+  }
+
+  /**
+   * The profile's sub-agents, as in workflow agent nodes: native ones run a nested loop (their tool calls and
+   * tokens count in this attempt), ACP ones an attempt of their own through the ACP adapter.
+   */
+  private subAgents(conv: Conversation) {
+    const { setup, binding } = this;
+    const context: NativeAttemptContext = {
+      request: attemptRequest(binding, setup.profile, conv.task),
+      io: new NodeAttemptIO(binding.signal, binding.activity),
+      profile: setup.profile,
+      config: setup.config,
+      workspace: setup.workspace,
+      env: setup.env,
+      chrysHome: setup.chrysHome,
+      homeDir: setup.homeDir,
+      approvalMode: binding.approvalMode,
+      ...(binding.approve === undefined ? {} : { approve: binding.approve }),
+      transcript: () => undefined,
+      model: this.model,
+    };
+    const runAcpSubAgent: AcpSubAgentRunner = this.options.runAcpSubAgent ?? acpSubAgent;
+    return subAgentRunner(
+      context,
+      { buildToolset: this.options.buildToolset ?? buildToolset, runAcpSubAgent },
+      this.deps(),
+      this.usageMeter,
+      conv.toolCalls,
+      1,
+      setup.profile,
+    );
+  }
+
   async turn(text: string): Promise<TurnOutcome> {
     const { binding, setup } = this;
     if (binding.signal.aborted)
@@ -238,17 +285,12 @@ export class NativeNodeSession implements NodeSession {
     } else conv.messages.push({ role: "user", content: text });
     conv.transcript.push({ role: "user", content: text, attempt });
     this.calls.length = 0;
-    const { toolset, system } = await this.tools();
+    const { toolset, system } = await this.tools(conv);
     if (system !== conv.system) {
       conv.system = system;
       conv.transcript.push({ role: "system", content: system, attempt });
     }
-    const deps: LoopDeps = {
-      pool: this.shared.pool,
-      models: this.shared.models,
-      sleep: this.options.sleep ?? abortableSleep,
-      maxRetries: maxTransientRetries(setup.config.settings, "cli"),
-    };
+    const deps = this.deps();
     const handoffOverrides = { "todo.submit_handoff": "auto", "todo.report_blocked": "auto" } as const;
     const run: AgentRun = {
       profile: setup.profile,

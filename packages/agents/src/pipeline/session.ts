@@ -1,5 +1,6 @@
 import type { AgentConfig, AgentProfile } from "@icode/agent-profiles";
 import type { ApprovalMode } from "@icode/agent-profiles/policy";
+import type { OutputSchema } from "@icode/pipelines";
 import type { AgentActivity, AgentAttemptRequest, NodeError, TokenUsage } from "@icode/workflow-scheduler";
 import type { ApprovalCallback } from "../attempt";
 import type { AgentTranscript } from "../transcript";
@@ -21,6 +22,8 @@ export interface SessionBinding {
   readonly runId: string;
   readonly nodeId: string;
   readonly attempt: number;
+  /** The node's handoff schema (what `submit_handoff` offers). */
+  readonly outputSchema: OutputSchema;
   readonly signal: AbortSignal;
   readonly activity: (activity: AgentActivity) => void;
   readonly approvalMode: ApprovalMode;
@@ -42,6 +45,7 @@ export interface SessionSetup {
 
 /** An agent session a node attempt runs in, kept open for `reuse_session_of` until the run lets it go. */
 export interface NodeSession {
+  /** What `NodeOutcome.session_ref` says (`acp:<run>/<node>#<attempt>.<n>:<ACP session id>`, `native:…`). */
   readonly ref: string;
   readonly runId: string;
   readonly runtime: "native" | "acp";

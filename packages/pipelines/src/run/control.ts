@@ -15,6 +15,7 @@ import type { PipelineStore } from "../store/store";
 import type { AttemptEnd, PipelineEvent } from "./events";
 import {
   type ControlAction,
+  FAILED_NODE_STATES,
   NODE_ACTIONS,
   NODE_TRANSITIONS,
   policyCancels,
@@ -84,7 +85,18 @@ export function planControl(command: Command, snapshot: RunSnapshot): ControlDec
   const action: ControlAction = command.action;
   const runEffect = RUN_TRANSITIONS[action][run.state];
   if (runEffect === "refused") {
-    return refusal(`${action} is not allowed while the run is ${run.state} (run ${run.run_id})`);
+    return refusal(
+      `${action} is not allowed while the run is ${run.state} (run ${run.run_id}); it is allowed while the run is ${allowedIn(RUN_TRANSITIONS[action])}`,
+    );
+  }
+  // `resume` under `pause` while a failure stands would pause the run again at once: say what continues it.
+  if (action === "resume" && run.failure_policy === "pause") {
+    const standing = snapshot.nodes.filter((n) => FAILED_NODE_STATES.includes(n.state));
+    if (standing.length > 0) {
+      return refusal(
+        `resume is not allowed while ${listNodes(standing)} under the failure policy pause (run ${run.run_id}): the run would pause again at once; retry_node or skip_node ${standing.length === 1 ? "it" : "each"}, or cancel the run`,
+      );
+    }
   }
   const plan: ControlPlan = { run: null, nodes: {}, events: [], abort: [], stopSessions: false };
   if (runEffect !== "same") {
@@ -109,8 +121,18 @@ export function planControl(command: Command, snapshot: RunSnapshot): ControlDec
     const effect = NODE_TRANSITIONS[action][node.state];
     if (effect === "refused" || effect === "same" || effect === "abort") {
       return refusal(
-        `${action} is not allowed for node "${nodeId}" while it is ${node.state} (the run is ${run.state})`,
+        `${action} is not allowed for node "${nodeId}" while it is ${node.state} (the run is ${run.state}); it is allowed for a node that is ${allowedIn(NODE_TRANSITIONS[action], (e) => typeof e === "object")}`,
       );
+    }
+    // A node the failure policy canceled comes back when its cause is retried or skipped; retried alone,
+    // it would be canceled again at once.
+    if (command.action === "retry_node" && node.state === "canceled") {
+      const causes = cancelCauses(snapshot, nodeId);
+      if (causes.length > 0) {
+        return refusal(
+          `retry_node is not allowed for node "${nodeId}" while the failure policy ${run.failure_policy} keeps it canceled: ${listNodes(causes)} (the run is ${run.state}); retry_node or skip_node ${causes.length === 1 ? `"${causes[0]!.node_id}"` : "those"} first, which brings "${nodeId}" back`,
+        );
+      }
     }
     if (command.action === "approve_node") {
       setNode(node, effect.to, { approval_granted: true }, "approve_node");
@@ -120,7 +142,21 @@ export function planControl(command: Command, snapshot: RunSnapshot): ControlDec
     } else if (command.action === "skip_node") {
       setNode(node, effect.to, { handoff: skipHandoff(command.note), error: null }, "skip_node");
     }
-    if (action === "retry_node" || action === "skip_node") restoreCanceled(snapshot, plan, setNode);
+    if (action === "retry_node" || action === "skip_node") {
+      restoreCanceled(snapshot, plan, setNode);
+      // fail_fast: a failed run reopens only once no failure is left; while another node is still failed or
+      // blocked nothing could run (the policy would cancel it), so the run stays failed, the node change is
+      // kept, and the retry or skip of the last failure reopens the run with all of them.
+      if (run.failure_policy === "fail_fast" && run.state === "failed" && plan.run === "running") {
+        const stillFailed = snapshot.nodes.some((n) =>
+          FAILED_NODE_STATES.includes(plan.nodes[n.node_id]?.state ?? n.state),
+        );
+        if (stillFailed) {
+          plan.run = null;
+          plan.events = plan.events.filter((e) => e.type !== "run_state");
+        }
+      }
+    }
   } else {
     for (const node of snapshot.nodes) {
       const effect = NODE_TRANSITIONS[action][node.state];
@@ -154,6 +190,35 @@ function restoreCanceled(
   }
 }
 
+/** The states a table row allows (`pending, running or paused`), for refusal messages. */
+function allowedIn<E>(
+  row: Readonly<Record<string, E>>,
+  allows: (effect: E) => boolean = (e) => e !== "refused",
+): string {
+  const states = Object.entries(row)
+    .filter(([, effect]) => allows(effect))
+    .map(([state]) => state);
+  return states.length <= 1 ? (states[0] ?? "none") : `${states.slice(0, -1).join(", ")} or ${states.at(-1)}`;
+}
+
+/** The failed or blocked nodes that make the failure policy cancel `nodeId` (none: it is free to run). */
+function cancelCauses(snapshot: RunSnapshot, nodeId: string): RunNode[] {
+  const { run } = snapshot;
+  const failed = (n: RunNode) => n.node_id !== nodeId && FAILED_NODE_STATES.includes(n.state);
+  if (run.failure_policy === "fail_fast") return snapshot.nodes.filter(failed);
+  if (run.failure_policy === "continue") {
+    const above = ancestorsOf(run.definition).get(nodeId) ?? new Set<string>();
+    return snapshot.nodes.filter((n) => above.has(n.node_id) && failed(n));
+  }
+  return [];
+}
+
+/** `node "b" is failed` / `nodes "b" (failed) and "c" (blocked) are`, for refusal messages. */
+function listNodes(nodes: readonly RunNode[]): string {
+  if (nodes.length === 1) return `node "${nodes[0]!.node_id}" is ${nodes[0]!.state}`;
+  return `nodes ${nodes.map((n) => `"${n.node_id}" (${n.state})`).join(", ")} are failed or blocked`;
+}
+
 /** Where `applyCommand` runs: a live driver (its attempts can be aborted) or a process without attempts. */
 export interface ApplyContext {
   store: PipelineStore;
@@ -165,6 +230,30 @@ export interface ApplyContext {
    * cancel would abort is canceled at once and its attempt ended `interrupted`.
    */
   live: boolean;
+  /**
+   * The answers already recorded (`command_applied` / `command_refused` events) by command ID, kept up to
+   * date by the caller from the events it reads anyway. Without it `applyCommand` reads the run's events.
+   */
+  answered?: ReadonlyMap<number, CommandResult>;
+}
+
+/** The answer a `command_applied` or `command_refused` event records, or null for any other event. */
+export function answerOf(event: PipelineEvent): { commandId: number; result: CommandResult } | null {
+  if (event.type === "command_applied") return { commandId: event.command_id, result: { ok: true } };
+  if (event.type === "command_refused") {
+    return { commandId: event.command_id, result: { ok: false, code: event.code, message: event.message } };
+  }
+  return null;
+}
+
+/** Every answer recorded in `events`, by command ID. */
+export function answersIn(events: readonly { event: PipelineEvent }[]): Map<number, CommandResult> {
+  const answers = new Map<number, CommandResult>();
+  for (const { event } of events) {
+    const answer = answerOf(event);
+    if (answer !== null) answers.set(answer.commandId, answer.result);
+  }
+  return answers;
 }
 
 /** Applies one taken command and completes it: the state change, its events, and the result, atomically per write. */
@@ -177,16 +266,9 @@ export async function applyCommand(
   const runId = stored.run_id;
   // A command taken again after its driver died between applying it and completing it: answer as it was
   // answered then (its event says), rather than applying it twice or refusing what was done.
-  const earlier = (await store.listEvents(runId)).find(
-    ({ event }) =>
-      (event.type === "command_applied" || event.type === "command_refused") &&
-      event.command_id === stored.command_id,
-  )?.event;
-  if (earlier?.type === "command_applied" || earlier?.type === "command_refused") {
-    const again: CommandResult =
-      earlier.type === "command_applied"
-        ? { ok: true }
-        : { ok: false, code: earlier.code, message: earlier.message };
+  const answers = context.answered ?? answersIn(await store.listEvents(runId));
+  const again = answers.get(stored.command_id);
+  if (again !== undefined) {
     await store.completeCommand(runId, stored.command_id, owner, again);
     return { result: again, plan: null, snapshot };
   }
@@ -349,14 +431,16 @@ export async function controlPipelineRun(
       try {
         const taken = await store.takeCommands(runId, options.owner);
         let snapshot: RunSnapshot = { run: await store.getRun(runId), nodes: await store.getRunNodes(runId) };
+        // Read the answers once for every command taken (not once per command).
+        const answered = taken.length === 0 ? new Map() : answersIn(await store.listEvents(runId));
         for (const stored of taken) {
-          snapshot = (
-            await applyCommand(
-              { store, owner: options.owner, live: false, stopSessions: options.stopSessions },
-              stored,
-              snapshot,
-            )
-          ).snapshot;
+          const applied = await applyCommand(
+            { store, owner: options.owner, live: false, stopSessions: options.stopSessions, answered },
+            stored,
+            snapshot,
+          );
+          snapshot = applied.snapshot;
+          answered.set(stored.command_id, applied.result);
         }
       } finally {
         await store.releaseLease(runId, options.owner);

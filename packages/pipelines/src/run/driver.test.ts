@@ -1,7 +1,8 @@
-import { readFile, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { node, type RunFixture, runFixture } from "../../test/run-helpers";
+import { NODE_STATES, RUN_STATES } from "../store/records";
 import { openSqlitePipelineStore } from "../store/sqlite/sqlite-store";
 import { ScriptedExecutor } from "../testing";
 import { controlPipelineRun } from "./control";
@@ -113,6 +114,26 @@ describe("drivePipelineRun: a run from start to end", () => {
     expect(mirrored).toEqual(await f().store.listEvents(f().runId));
   });
 
+  it.each([
+    ["a line that is not JSON", "not json at all"],
+    ["JSON that is not a stored event", '{"hello":"world"}'],
+  ])("rewrites events.jsonl from the store when its last line is %s", async (_what, line) => {
+    fx = await runFixture({ name: "Garbled", nodes: [node("a"), node("b", ["a"])] });
+    const executor = new ScriptedExecutor({
+      a: { outcomes: [{ status: "failed" }, { status: "succeeded" }] },
+    });
+    expect((await f().drive(executor)).stop).toBe("paused");
+    const file = join(f().runDir, "events.jsonl");
+    await writeFile(file, `${(await readFile(file, "utf8")).trim()}\n${line}\n`);
+    await control({ action: "retry_node", node_id: "a" });
+    expect((await f().drive(executor)).run.state).toBe("succeeded");
+    const mirrored = (await readFile(file, "utf8"))
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    expect(mirrored).toEqual(await f().store.listEvents(f().runId));
+  });
+
   it("replays events from any seq", async () => {
     fx = await runFixture({ name: "Two", nodes: [node("a"), node("b", ["a"])] });
     await f().drive(new ScriptedExecutor());
@@ -131,6 +152,23 @@ describe("drivePipelineRun: a run from start to end", () => {
     expect(result.run.state).toBe("succeeded");
     expect(executor.calls).toHaveLength(12);
     expect(executor.maxInFlight).toBe(3);
+  });
+
+  it("launches 10 at once by default, and ICODE_PIPELINE_MAX_PARALLEL in env overrides it", async () => {
+    const wide = { name: "Wide", nodes: Array.from({ length: 14 }, (_, i) => node(`n${i}`)) };
+    fx = await runFixture(wide);
+    const byDefault = new ScriptedExecutor({}, { delayMs: 15 });
+    expect((await f().drive(byDefault)).run.state).toBe("succeeded");
+    expect(byDefault.maxInFlight).toBe(10);
+    await fx.cleanup();
+    fx = await runFixture(wide);
+    const overridden = new ScriptedExecutor({}, { delayMs: 15 });
+    const result = await f().drive(overridden, { env: { ICODE_PIPELINE_MAX_PARALLEL: "4" } });
+    expect(result.run.state).toBe("succeeded");
+    expect(overridden.calls).toHaveLength(14);
+    expect(overridden.maxInFlight).toBe(4);
+    // The executor sees the same environment.
+    expect(overridden.calls[0]!.env).toEqual({ ICODE_PIPELINE_MAX_PARALLEL: "4" });
   });
 
   it("drives 200 nodes in 20 layers of 10 (the issue's bench shape) with 10 launches at once", async () => {
@@ -161,6 +199,180 @@ describe("drivePipelineRun: a run from start to end", () => {
     const result = await f().drive(broken as ScriptedExecutor);
     expect(result.run.state).toBe("failed");
     expect(result.nodes[0]).toMatchObject({ state: "failed", error: { code: "pipeline_executor_failed" } });
+  });
+});
+
+describe("the reference's Run states and Node states, each reached by a real run and recorded", () => {
+  it.each([
+    ["run", ["pending", "running", "paused", "succeeded", "failed", "canceled"]],
+    [
+      "node",
+      [
+        "pending",
+        "ready",
+        "waiting_approval",
+        "launching",
+        "running",
+        "blocked",
+        "succeeded",
+        "failed",
+        "canceled",
+      ],
+    ],
+  ] as const)("the %s states are exactly the reference's", (kind, states) => {
+    expect(kind === "run" ? [...RUN_STATES] : [...NODE_STATES]).toEqual(states);
+  });
+
+  it("every state is entered, with an event saying from where", async () => {
+    const runStates = new Set<string>();
+    const nodeStates = new Set<string>();
+    const collect = async () => {
+      runStates.add("pending"); // createRun's state, before any event
+      nodeStates.add("pending");
+      for (const { event } of await f().store.listEvents(f().runId)) {
+        if (event.type === "run_state") runStates.add(event.to);
+        if (event.type === "node_state") nodeStates.add(event.to);
+      }
+      expectLegalNodeEvents(await f().store.listEvents(f().runId));
+      await f().cleanup();
+      fx = null;
+    };
+    // pause: blocked and failed nodes pause the run; a gate waits; cancel ends it.
+    fx = await runFixture({
+      name: "All",
+      nodes: [node("a"), node("b"), node("x"), node("g", [], { requires_approval: true })],
+    });
+    const executor = new ScriptedExecutor({
+      a: { outcomes: [{ status: "blocked", reason: "stuck" }] },
+      b: { outcomes: [{ status: "failed" }] },
+      x: { delayMs: 30 },
+    });
+    expect((await f().drive(executor)).run.state).toBe("paused");
+    expect(await f().states()).toEqual({ a: "blocked", b: "failed", x: "succeeded", g: "waiting_approval" });
+    expect(await control({ action: "cancel" })).toMatchObject({
+      result: { ok: true },
+      run: { state: "canceled" },
+    });
+    expect((await f().states()).g).toBe("canceled");
+    await collect();
+    // succeeded
+    fx = await runFixture({ name: "Ok", nodes: [node("a")] });
+    expect((await f().drive(new ScriptedExecutor())).run.state).toBe("succeeded");
+    await collect();
+    // failed
+    fx = await runFixture({ name: "Bad", nodes: [node("a")] }, { failure_policy: "fail_fast" });
+    const failing = new ScriptedExecutor({ a: { outcomes: [{ status: "failed" }] } });
+    expect((await f().drive(failing)).run.state).toBe("failed");
+    await collect();
+    expect([...runStates].sort()).toEqual([...RUN_STATES].sort());
+    expect([...nodeStates].sort()).toEqual([...NODE_STATES].sort());
+  });
+});
+
+describe("the reference's Run control actions, one row each, through the API that does it", () => {
+  it("list_definitions, start, list_runs, inspect, pause/resume, cancel, approve_node, retry_node, skip_node, stop_sessions", async () => {
+    fx = await runFixture({
+      name: "Actions",
+      nodes: [node("a"), node("gate", ["a"], { requires_approval: true }), node("b", ["gate"])],
+    });
+    const { store } = f();
+    const seen = new Set<string>();
+    // list_definitions: the runnable ones are the published ones; a draft is listed as a draft only.
+    const draft = await store.createDefinition({ name: "Draft", nodes: [node("x")] });
+    const runnable = await store.listDefinitions({ status: "published" });
+    expect(runnable.map((d) => d.id)).toContain((await store.getRun(f().runId)).definition_id);
+    expect(runnable.map((d) => d.id)).not.toContain(draft.id);
+    seen.add("list_definitions");
+    // start: definition_id and task_input.
+    const started = await store.createRun({
+      definition_id: (await store.getRun(f().runId)).definition_id,
+      task_input: "second",
+    });
+    expect(started).toMatchObject({ state: "pending", task_input: "second" });
+    seen.add("start");
+    // list_runs: history and active runs.
+    expect((await store.listRuns()).map((r) => r.run_id).sort()).toEqual([f().runId, started.run_id].sort());
+    expect((await store.listRuns({ states: ["pending"] })).length).toBe(2);
+    seen.add("list_runs");
+    // pause / resume
+    expect(await control({ action: "pause" })).toMatchObject({
+      result: { ok: true },
+      run: { state: "paused" },
+    });
+    expect(await control({ action: "resume" })).toMatchObject({
+      result: { ok: true },
+      run: { state: "running" },
+    });
+    seen.add("pause / resume");
+    // approve_node: a waiting_approval node goes.
+    const executor = new ScriptedExecutor({
+      b: { outcomes: [{ status: "failed" }, { status: "succeeded" }] },
+    });
+    expect((await f().drive(executor, { stopAtGates: true })).stop).toBe("waiting_approval");
+    // inspect: the node states of the run.
+    expect((await store.getRunNodes(f().runId)).map((n) => [n.node_id, n.state])).toEqual([
+      ["a", "succeeded"],
+      ["gate", "waiting_approval"],
+      ["b", "pending"],
+    ]);
+    seen.add("inspect");
+    expect(await control({ action: "approve_node", node_id: "gate" })).toMatchObject({
+      result: { ok: true },
+    });
+    seen.add("approve_node");
+    expect((await f().drive(executor)).run.state).toBe("paused");
+    // retry_node: a failed node runs again.
+    expect(await control({ action: "retry_node", node_id: "b" })).toMatchObject({ result: { ok: true } });
+    expect((await f().drive(executor)).run.state).toBe("succeeded");
+    expect(executor.callsOf("b")).toHaveLength(2);
+    seen.add("retry_node");
+    // stop_sessions: after the run reached a terminal state.
+    const stopped: string[] = [];
+    const stop = await controlPipelineRun(
+      store,
+      f().runId,
+      { action: "stop_sessions" },
+      {
+        owner: "cli",
+        stopSessions: async (id) => {
+          stopped.push(id);
+        },
+      },
+    );
+    expect(stop.result).toEqual({ ok: true });
+    expect(stopped).toEqual([f().runId]);
+    seen.add("stop_sessions");
+    // skip_node with a note, and cancel, on the second run.
+    const second = (command: Parameters<typeof controlPipelineRun>[2]) =>
+      controlPipelineRun(store, started.run_id, command, { owner: "cli" });
+    expect(await second({ action: "skip_node", node_id: "a", note: "done already" })).toMatchObject({
+      result: { ok: true },
+    });
+    expect((await store.getRunNodes(started.run_id))[0]).toMatchObject({
+      state: "succeeded",
+      handoff: { summary: "done already", skipped: true },
+    });
+    seen.add("skip_node");
+    expect(await second({ action: "cancel" })).toMatchObject({
+      result: { ok: true },
+      run: { state: "canceled" },
+    });
+    seen.add("cancel");
+    // Every row of the reference's table.
+    expect([...seen].sort()).toEqual(
+      [
+        "list_definitions",
+        "list_runs",
+        "inspect",
+        "start",
+        "pause / resume",
+        "cancel",
+        "approve_node",
+        "retry_node",
+        "skip_node",
+        "stop_sessions",
+      ].sort(),
+    );
   });
 });
 
@@ -223,6 +435,187 @@ describe("failure policies with a fan-out and a join", () => {
     expect(executor.callsOf("b")).toHaveLength(2);
     for (const id of ["a", "c", "x"]) expect(executor.callsOf(id)).toHaveLength(1);
     expect(executor.callsOf("j")).toHaveLength(1);
+  });
+
+  it("resume is refused while a pause-policy failure stands, saying what continues the run", async () => {
+    fx = await runFixture({ name: "Resume", nodes: [node("a"), node("b", ["a"])] });
+    const executor = new ScriptedExecutor({
+      a: { outcomes: [{ status: "failed" }, { status: "succeeded" }] },
+    });
+    expect((await f().drive(executor)).run.state).toBe("paused");
+    const { result, run } = await control({ action: "resume" });
+    expect(result).toEqual({
+      ok: false,
+      code: "pipeline_action_not_allowed",
+      message: expect.stringContaining('node "a" is failed under the failure policy pause'),
+    });
+    if (!result.ok) expect(result.message).toContain("retry_node or skip_node it, or cancel the run");
+    expect(run.state).toBe("paused");
+    // Refused, so nothing changed but the refusal's event: no paused → running → paused.
+    const events = (await f().store.listEvents(f().runId)).map((e) => e.event);
+    expect(events.at(-1)).toMatchObject({ type: "command_refused", command: { action: "resume" } });
+    expect(events.filter((e) => e.type === "run_state" && e.to === "running")).toHaveLength(1);
+    // A pause without a failure resumes as before; the retry continues the run.
+    expect(await control({ action: "retry_node", node_id: "a" })).toMatchObject({ result: { ok: true } });
+    expect((await f().drive(executor)).run.state).toBe("succeeded");
+  });
+
+  it.each([
+    { policy: "fail_fast" as const, canceled: "y" },
+    { policy: "continue" as const, canceled: "j" },
+  ])(
+    "$policy: retrying a node the policy canceled is refused while its cause stands",
+    async ({ policy, canceled }) => {
+      fx = await runFixture(definition, { failure_policy: policy });
+      const executor = script();
+      expect((await f().drive(executor)).run.state).toBe("failed");
+      expect((await f().states())[canceled]).toBe("canceled");
+      const before = (await f().store.listEvents(f().runId)).length;
+      const { result } = await control({ action: "retry_node", node_id: canceled });
+      expect(result).toEqual({
+        ok: false,
+        code: "pipeline_action_not_allowed",
+        message: expect.stringContaining(
+          `node "${canceled}" while the failure policy ${policy} keeps it canceled: node "b" is failed`,
+        ),
+      });
+      if (!result.ok) expect(result.message).toContain(`retry_node or skip_node "b" first`);
+      // No pending → canceled bounce: only the refusal was recorded.
+      const after = (await f().store.listEvents(f().runId)).slice(before).map((e) => e.event.type);
+      expect(after).toEqual(["command_refused"]);
+      expect(await control({ action: "retry_node", node_id: "b" })).toMatchObject({ result: { ok: true } });
+      expect((await f().drive(executor)).run.state).toBe("succeeded");
+      expect(executor.callsOf(canceled)).toHaveLength(1);
+    },
+  );
+
+  it("pause with two failures: retrying one runs it (and what it unblocks) while the other still stands", async () => {
+    fx = await runFixture({
+      name: "TwoPause",
+      nodes: [node("p"), node("q"), node("p2", ["p"]), node("j", ["p2", "q"])],
+    });
+    const twice = [{ status: "failed" as const }, { status: "succeeded" as const }];
+    const executor = new ScriptedExecutor({ p: { outcomes: twice }, q: { outcomes: twice } });
+    expect((await f().drive(executor)).run.state).toBe("paused");
+    expect(await f().states()).toEqual({ p: "failed", q: "failed", p2: "pending", j: "pending" });
+    const pausesBefore = (await f().store.listEvents(f().runId)).filter(
+      (e) => e.event.type === "run_state" && e.event.to === "paused",
+    ).length;
+    expect(await control({ action: "retry_node", node_id: "p" })).toMatchObject({ result: { ok: true } });
+    // p and p2 run although q is still failed; then nothing else can advance: the run waits again.
+    const second = await f().drive(executor);
+    expect(second.run.state).toBe("paused");
+    expect(await f().states()).toEqual({ p: "succeeded", q: "failed", p2: "succeeded", j: "pending" });
+    const pauses = (await f().store.listEvents(f().runId)).filter(
+      (e) => e.event.type === "run_state" && e.event.to === "paused",
+    );
+    expect(pauses).toHaveLength(pausesBefore + 1);
+    expect(pauses.at(-1)!.event).toMatchObject({ reason: expect.stringContaining('"q" is failed') });
+    expect(await control({ action: "retry_node", node_id: "q" })).toMatchObject({ result: { ok: true } });
+    expect((await f().drive(executor)).run.state).toBe("succeeded");
+    expect(executor.callsOf("p")).toHaveLength(2);
+    expect(executor.callsOf("p2")).toHaveLength(1);
+    expect(executor.callsOf("j")).toHaveLength(1);
+  });
+
+  it("pause: a failure recorded by a driver that died before pausing pauses the next driver's run", async () => {
+    fx = await runFixture({ name: "DiedBeforePause", nodes: [node("a"), node("b")] });
+    const { store, runId } = f();
+    await store.acquireLease(runId, "dead", 50);
+    await store.updateRun(runId, "dead", {
+      run: { state: "running" },
+      nodes: { a: { state: "failed", attempts: 1, error: { code: "x", message: "boom" } } },
+      events: [
+        { type: "run_state", from: "pending", to: "running", reason: "driver started" },
+        { type: "node_state", node_id: "a", from: "pending", to: "failed", reason: "attempt failed" },
+      ],
+    });
+    await sleep(60);
+    const executor = new ScriptedExecutor();
+    expect((await f().drive(executor)).run.state).toBe("paused");
+    expect(executor.calls).toHaveLength(0);
+  });
+
+  it("fail_fast with two failures: the run stays failed until the last is retried, then both run", async () => {
+    fx = await runFixture(
+      { name: "Two", nodes: [node("p"), node("q"), node("j", ["p", "q"])] },
+      { failure_policy: "fail_fast" },
+    );
+    const twice = [{ status: "failed" as const }, { status: "succeeded" as const }];
+    const executor = new ScriptedExecutor({ p: { outcomes: twice }, q: { outcomes: twice } });
+    expect((await f().drive(executor)).run.state).toBe("failed");
+    expect(await f().states()).toEqual({ p: "failed", q: "failed", j: "canceled" });
+    const before = (await f().store.listEvents(f().runId)).length;
+    const first = await control({ action: "retry_node", node_id: "p" });
+    expect(first).toMatchObject({ result: { ok: true }, run: { state: "failed" }, needsDriver: false });
+    expect(await f().states()).toEqual({ p: "pending", q: "failed", j: "canceled" });
+    // No failed → running → failed bounce, and no pending → canceled one.
+    const types = (await f().store.listEvents(f().runId)).slice(before).map((e) => e.event);
+    expect(types.filter((e) => e.type === "run_state")).toEqual([]);
+    expect(await control({ action: "retry_node", node_id: "q" })).toMatchObject({
+      result: { ok: true },
+      run: { state: "running" },
+      needsDriver: true,
+    });
+    expect(await f().states()).toEqual({ p: "pending", q: "pending", j: "pending" });
+    expect((await f().drive(executor)).run.state).toBe("succeeded");
+    for (const id of ["p", "q", "j"]) expect(executor.callsOf(id)).toHaveLength(id === "j" ? 1 : 2);
+    expectLegalNodeEvents(await f().store.listEvents(f().runId));
+  });
+
+  it("fail_fast: skipping one of two failures keeps the run failed; skipping the other reopens it", async () => {
+    fx = await runFixture(
+      { name: "TwoSkip", nodes: [node("p"), node("q"), node("j", ["p", "q"])] },
+      { failure_policy: "fail_fast" },
+    );
+    const executor = new ScriptedExecutor({
+      p: { outcomes: [{ status: "failed" }] },
+      q: { outcomes: [{ status: "failed" }] },
+    });
+    expect((await f().drive(executor)).run.state).toBe("failed");
+    expect(await control({ action: "skip_node", node_id: "p", note: null })).toMatchObject({
+      run: { state: "failed" },
+    });
+    expect(await control({ action: "skip_node", node_id: "q", note: null })).toMatchObject({
+      run: { state: "running" },
+    });
+    expect((await f().drive(executor)).run.state).toBe("succeeded");
+    expect(executor.callsOf("j")).toHaveLength(1);
+  });
+
+  it("continue: skipping the cause brings the canceled node below it back", async () => {
+    fx = await runFixture(
+      { name: "C", nodes: [node("a"), node("b", ["a"])] },
+      { failure_policy: "continue" },
+    );
+    const executor = new ScriptedExecutor({
+      a: { outcomes: [{ status: "failed" }, { status: "succeeded" }] },
+    });
+    expect((await f().drive(executor)).run.state).toBe("failed");
+    expect(await control({ action: "skip_node", node_id: "a", note: null })).toMatchObject({
+      result: { ok: true },
+    });
+    expect((await f().states()).b).toBe("pending");
+    expect((await f().drive(executor)).run.state).toBe("succeeded");
+  });
+
+  it("reuse_session_of a node skipped before it ran: a new session, and the launch event says so", async () => {
+    fx = await runFixture({
+      name: "Reuse",
+      nodes: [node("plan"), node("impl", ["plan"], { reuse_session_of: "plan" })],
+    });
+    const executor = new ScriptedExecutor();
+    expect(await control({ action: "skip_node", node_id: "plan", note: "planned by hand" })).toMatchObject({
+      result: { ok: true },
+    });
+    expect((await f().drive(executor)).run.state).toBe("succeeded");
+    expect(executor.callsOf("impl")[0]!.reuseSession).toBeNull();
+    const launch = (await f().store.listEvents(f().runId)).find(
+      (e) => e.event.type === "node_state" && e.event.node_id === "impl" && e.event.to === "launching",
+    )!.event;
+    expect(launch).toMatchObject({
+      reason: expect.stringContaining('launch in a new session: "plan" (reuse_session_of) left no session'),
+    });
   });
 
   it("a blocked node counts as a failure (pause)", async () => {
@@ -396,6 +789,61 @@ describe("control edge cases", () => {
     const events = (await store.listEvents(runId)).map((e) => e.event.type);
     expect(events.filter((t) => t === "command_applied")).toHaveLength(1);
     expect(events).not.toContain("command_refused");
+  });
+});
+
+describe("applying commands reads the run's events once, not once per command", () => {
+  it("a refusal recorded by a dead driver is answered again as refused by controlPipelineRun", async () => {
+    fx = await runFixture({ name: "Again", nodes: [node("a")] });
+    const { store, runId } = f();
+    const sent = await store.enqueueCommand(runId, { action: "resume" });
+    await store.acquireLease(runId, "dead", 50);
+    const [taken] = await store.takeCommands(runId, "dead");
+    await store.appendEvents(runId, "dead", [
+      {
+        type: "command_refused",
+        command_id: taken!.command_id,
+        command: taken!.command,
+        code: "pipeline_action_not_allowed",
+        message: "resume is not allowed while the run is pending",
+      },
+    ]);
+    await sleep(60);
+    // The next action takes the lease (the dead driver's is expired): the queued resume is answered as before.
+    await control({ action: "pause" });
+    expect(await store.getCommand(runId, sent.command_id)).toMatchObject({
+      state: "done",
+      result: { ok: false, code: "pipeline_action_not_allowed" },
+    });
+    const events = (await store.listEvents(runId)).map((e) => e.event.type);
+    expect(events.filter((t) => t === "command_refused")).toHaveLength(1);
+  });
+
+  it("a driver taking many commands reads the whole event log only when it starts", async () => {
+    fx = await runFixture({ name: "Many", nodes: [node("a"), node("b", ["a"])] });
+    let fullReads = 0;
+    const counted = new Proxy(f().store, {
+      get(target, key, receiver) {
+        const value = Reflect.get(target, key, receiver);
+        if (key !== "listEvents" || typeof value !== "function") return value;
+        return (runId: string, filter?: { fromSeq?: number }) => {
+          // A read of the whole log names no fromSeq (the mirror reads from its last seq on).
+          if (filter?.fromSeq === undefined) fullReads += 1;
+          return value.call(target, runId, filter);
+        };
+      },
+    });
+    const executor = new ScriptedExecutor({ a: { gated: true } });
+    const driving = f().drive(executor, { store: counted });
+    await executor.started("a");
+    const other = f().openStore();
+    for (let i = 0; i < 4; i += 1) {
+      expect((await control({ action: "pause" }, other)).result).toEqual({ ok: true });
+      expect((await control({ action: "resume" }, other)).result).toEqual({ ok: true });
+    }
+    executor.release("a");
+    expect((await driving).run.state).toBe("succeeded");
+    expect(fullReads).toBe(1);
   });
 });
 
@@ -587,6 +1035,87 @@ describe("crash resume and leases", () => {
     expect(result.stop).toBe("lease_lost");
     expect((await f().store.listEvents(f().runId)).length).toBe(before);
     await ahead.close();
+  });
+});
+
+describe("a record that cannot be written reaches the caller on every path", () => {
+  /** A file where the attempts' folder `nodes/` goes: events.jsonl works, every attempt file fails. */
+  const blockNodesFolder = async () => {
+    await mkdir(f().runDir, { recursive: true });
+    await writeFile(join(f().runDir, "nodes"), "not a folder");
+  };
+  const rejection = async (driving: Promise<unknown>) => {
+    const error = await driving.then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(error).toMatchObject({ code: "pipeline_records_failed" });
+    return error as Error & { code: string; hint?: string; cause?: unknown };
+  };
+
+  it("converged: the run is finished in the store, the lease released, the error says so", async () => {
+    fx = await runFixture({ name: "R", nodes: [node("a"), node("b", ["a"])] });
+    await blockNodesFolder();
+    const error = await rejection(f().drive(new ScriptedExecutor()));
+    expect(error.message).toContain(f().runDir);
+    expect(error.message).toContain("prompt.md");
+    expect(error.message).toContain("ended converged with the run succeeded");
+    expect(error.hint).toContain("icode pipeline inspect");
+    expect((await f().store.getRun(f().runId)).state).toBe("succeeded");
+    expect(await f().store.getLease(f().runId)).toBeNull();
+    // The event log kept going after the first failure.
+    const lines = (await readFile(join(f().runDir, "events.jsonl"), "utf8")).trim().split("\n");
+    expect(lines).toHaveLength((await f().store.listEvents(f().runId)).length);
+  });
+
+  it("lease lost: reported, not swallowed", async () => {
+    fx = await runFixture({ name: "L", nodes: [node("a"), node("b", ["a"])] });
+    await blockNodesFolder();
+    const executor = new ScriptedExecutor({ a: { gated: true } });
+    const driving = f().drive(executor, { leaseTtlMs: 60_000 });
+    await executor.started("a");
+    const ahead = openSqlitePipelineStore({ chrysHome: f().chrysHome, now: () => Date.now() + 3_600_000 });
+    expect(await ahead.acquireLease(f().runId, "usurper", 60_000)).toMatchObject({ ok: true });
+    executor.release("a");
+    const error = await rejection(driving);
+    expect(error.message).toContain("ended lease_lost");
+    await ahead.close();
+  });
+
+  it("after another error: both are said, the other error is the cause", async () => {
+    fx = await runFixture({ name: "E", nodes: [node("a"), node("b", ["a"])] });
+    await blockNodesFolder();
+    const executor = new ScriptedExecutor({ a: { gated: true } });
+    const driving = f().drive(executor);
+    await executor.started("a");
+    await f().store.close();
+    executor.release("a");
+    const error = await rejection(driving);
+    expect(error.message).toContain("prompt.md");
+    expect(error.message).toContain("the driver had failed before: pipeline_store_failed");
+    expect(error.cause).toMatchObject({ code: "pipeline_store_failed" });
+  });
+
+  it("a store error alone stays that error", async () => {
+    fx = await runFixture({ name: "S", nodes: [node("a"), node("b", ["a"])] });
+    const executor = new ScriptedExecutor({ a: { gated: true } });
+    const driving = f().drive(executor);
+    await executor.started("a");
+    await f().store.close();
+    executor.release("a");
+    await expect(driving).rejects.toMatchObject({ code: "pipeline_store_failed" });
+  });
+
+  it("a run folder that cannot be made fails before anything launches", async () => {
+    fx = await runFixture({ name: "F", nodes: [node("a")] });
+    await mkdir(dirname(f().runDir), { recursive: true });
+    await writeFile(f().runDir, "a file, not the run's folder");
+    const executor = new ScriptedExecutor();
+    const error = await rejection(f().drive(executor));
+    expect(error.message).toContain("events.jsonl");
+    expect(executor.calls).toHaveLength(0);
+    // The run is left to the next driver at once, not when the lease expires.
+    expect(await f().store.getLease(f().runId)).toBeNull();
   });
 });
 

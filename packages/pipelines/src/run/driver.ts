@@ -1,14 +1,25 @@
 import { isWorkflowError } from "@icode/workflow-errors";
+import { PipelineError } from "../codes";
 import type { PipelineNode } from "../definition";
 import type { Handoff } from "../handoff";
-import { DEFAULT_PIPELINE_LIMITS, type PipelineLimits } from "../limits";
+import { type PipelineLimits, pipelineLimits } from "../limits";
 import { handoffSchemaOf } from "../output-schema";
-import type { Lease, NodePatch, NodeState, PipelineRun, RunNode, RunState } from "../store/records";
+import type {
+  CommandResult,
+  Lease,
+  NodePatch,
+  NodeState,
+  PipelineRun,
+  RunNode,
+  RunState,
+} from "../store/records";
 import { TERMINAL_RUN_STATES } from "../store/records";
 import type { PipelineStore, RunUpdate } from "../store/store";
 import { renderPrompt } from "../template";
 import {
   ancestorsOf,
+  answerOf,
+  answersIn,
   applyCommand,
   interruptedAttempt,
   mergeSnapshot,
@@ -40,7 +51,10 @@ export interface DriveOptions {
   /** The worker gear a node's `permission_mode: null` inherits (default `bounded`). */
   launchPermissionMode?: LaunchPermissionMode;
   env?: Readonly<Record<string, string | undefined>>;
-  /** `maxParallel`: at most this many attempts in flight (default 10; `pipelineLimits(env).limits`). */
+  /**
+   * `maxParallel`: at most this many attempts in flight. Default: `pipelineLimits(env).limits`, so
+   * `ICODE_PIPELINE_MAX_PARALLEL` in `env` applies (10 when unset or invalid).
+   */
   limits?: Pick<PipelineLimits, "maxParallel">;
   /** The lease's time to live (default 30 s); renewed every third of it. */
   leaseTtlMs?: number;
@@ -126,6 +140,14 @@ class RunDriver {
   private supervisionOn = false;
   private readonly decisions = new Map<string, SupervisorDecision[]>();
   private wakeUp: (() => void) | null = null;
+  /**
+   * Under `pause`: the failed or blocked nodes the run has already paused for (a pause came after their
+   * failure). Only a failure not in it pauses the run again, so that a retry or skip of one failure runs
+   * while another still stands, instead of pausing at once.
+   */
+  private readonly pausedFor = new Set<string>();
+  /** Every command answer in the run's events (from the first read, then every mirrored event). */
+  private answered = new Map<number, CommandResult>();
 
   constructor(private readonly options: DriveOptions) {
     this.store = options.store;
@@ -133,7 +155,7 @@ class RunDriver {
     this.owner = options.owner;
     this.ttl = options.leaseTtlMs ?? 30_000;
     this.poll = options.pollIntervalMs ?? 50;
-    this.maxParallel = (options.limits ?? DEFAULT_PIPELINE_LIMITS).maxParallel;
+    this.maxParallel = (options.limits ?? pipelineLimits(options.env ?? {}).limits).maxParallel;
     this.records = new RunRecords(options.runDir);
     this.supervisor = options.supervisor ?? defaultSupervisor;
   }
@@ -154,23 +176,41 @@ class RunDriver {
     );
     const onAbort = () => this.wake();
     this.options.signal?.addEventListener("abort", onAbort);
+    let outcome: { ok: true; result: DriveResult } | { ok: false; error: unknown };
     try {
-      return await this.run(lease.lease, lease.took_over);
+      outcome = { ok: true, result: await this.run(lease.lease, lease.took_over) };
     } catch (error) {
-      if (error instanceof LeaseLost) {
-        this.abortAll();
-        await this.settle();
-        return { stop: "lease_lost", ...(await this.read()), heldBy: null };
-      }
       this.abortAll();
       await this.settle();
-      throw error;
+      outcome =
+        error instanceof LeaseLost
+          ? { ok: true, result: { stop: "lease_lost", ...(await this.read()), heldBy: null } }
+          : { ok: false, error };
     } finally {
       clearInterval(renew);
       this.options.signal?.removeEventListener("abort", onAbort);
-      // No record write outlives the driver (a failure was reported by the flush that converged, if any).
-      await this.records.flush().catch(() => {});
     }
+    // No record write outlives the driver, and a failed one reaches the caller whatever the driver's end.
+    const recordFailure = await this.records.flush().then(
+      () => null,
+      (error: unknown) => error,
+    );
+    if (!outcome.ok) {
+      // Leave the run to the next driver at once rather than when the lease expires (best effort: the store
+      // itself may be what failed).
+      await this.store.releaseLease(this.runId, this.owner).catch(() => {});
+      if (recordFailure === null || recordFailure === outcome.error) throw outcome.error;
+      throw withContext(
+        recordFailure,
+        `; the driver had failed before: ${describeError(outcome.error)}`,
+        outcome.error,
+      );
+    }
+    if (recordFailure !== null) {
+      const { stop, run } = outcome.result;
+      throw withContext(recordFailure, `; the driver ended ${stop} with the run ${run.state} in the store`);
+    }
+    return outcome.result;
   }
 
   private async read(): Promise<{ run: PipelineRun; nodes: RunNode[] }> {
@@ -181,6 +221,7 @@ class RunDriver {
     await this.records.sync(this.store, this.runId);
     const events = await this.store.listEvents(this.runId);
     this.lastSeq = events.at(-1)?.seq ?? 0;
+    this.answered = answersIn(events);
     const used = events.filter((e) => e.event.type === "supervisor_decision");
     this.budgetLeft = Math.max(
       0,
@@ -196,6 +237,17 @@ class RunDriver {
     this.supervisionOn = lastSupervision?.type === "supervision" && lastSupervision.on;
 
     this.snapshot = await this.read();
+    // A failure the run paused after (by the policy or a person) was seen; one recorded after the last pause
+    // (say by a driver that died before it paused) still pauses the run.
+    const lastPause =
+      events.findLast((e) => e.event.type === "run_state" && e.event.to === "paused")?.seq ?? 0;
+    for (const node of this.snapshot.nodes) {
+      if (!FAILED_NODE_STATES.includes(node.state)) continue;
+      const failedAt = events.findLast(
+        (e) => e.event.type === "node_state" && e.event.node_id === node.node_id && e.event.to === node.state,
+      )?.seq;
+      if (failedAt !== undefined && failedAt < lastPause) this.pausedFor.add(node.node_id);
+    }
     this.ancestors = ancestorsOf(this.snapshot.run.definition);
     this.position = new Map(this.snapshot.nodes.map((n, i) => [n.node_id, i]));
 
@@ -271,8 +323,8 @@ class RunDriver {
             (error: unknown) => error,
           );
           await this.store.releaseLease(this.runId, this.owner);
-          const recordFailure = await flushed;
-          if (recordFailure !== null) throw recordFailure;
+          // A failed record write is reported by `drive` (with how the run ended), as on every other path.
+          await flushed;
           return { stop: reason, run: this.snapshot.run, nodes: [...this.snapshot.nodes], heldBy: null };
         }
       }
@@ -304,6 +356,10 @@ class RunDriver {
     if (fresh.length === 0) return;
     this.lastSeq = fresh.at(-1)!.seq;
     this.records.appendEvents(fresh);
+    for (const stored of fresh) {
+      const answer = answerOf(stored.event);
+      if (answer !== null) this.answered.set(answer.commandId, answer.result);
+    }
     for (const event of fresh) this.options.onEvent?.(event);
   }
 
@@ -378,6 +434,7 @@ class RunDriver {
             owner: this.owner,
             live: true,
             stopSessions: (runId) => this.options.executor.stopSessions(runId),
+            answered: this.answered,
           },
           stored,
           this.snapshot,
@@ -428,7 +485,6 @@ class RunDriver {
       nodes[nodeId] = { ...nodes[nodeId], ...patch, state: to };
     };
     const policy = run.failure_policy;
-    const failures = [...states.values()].some((s) => FAILED_NODE_STATES.includes(s));
 
     // The failure policy's cancellations: fail_fast cancels every node not started, continue the ones below a failure.
     for (const node of this.snapshot.nodes) {
@@ -446,7 +502,18 @@ class RunDriver {
         setNode(def.id, "waiting_approval", "requires approval");
       }
     }
-    if (policy === "pause" && failures) setRun("paused", "failure policy pause: a node failed or blocked");
+    // pause: a new failure pauses the run; one it already paused for does not stop a retry elsewhere.
+    const standing = this.snapshot.nodes.filter((n) => FAILED_NODE_STATES.includes(states.get(n.node_id)!));
+    for (const id of this.pausedFor) {
+      if (!standing.some((n) => n.node_id === id)) this.pausedFor.delete(id);
+    }
+    if (policy === "pause") {
+      const fresh = standing.filter((n) => !this.pausedFor.has(n.node_id));
+      if (fresh.length > 0) {
+        setRun("paused", `failure policy pause: ${nodeList(fresh.map((n) => n.node_id))} failed or blocked`);
+        for (const n of standing) this.pausedFor.add(n.node_id);
+      }
+    }
 
     // Launches.
     const launches: Array<{ def: PipelineNode; attempt: number; prompt: string }> = [];
@@ -460,16 +527,32 @@ class RunDriver {
         if (def.requires_approval && !current.approval_granted) continue;
         const attempt = current.attempts + 1;
         const prompt = this.prompt(def);
-        setNode(def.id, "launching", "launch", { attempts: attempt, error: null });
+        // reuse_session_of continues the target's session; when it left none (skipped before it ran, or
+        // its agent kept no session) the attempt starts a new one, and the launch's event says so.
+        const noSession =
+          def.reuse_session_of !== null && this.node(def.reuse_session_of).session_ref === null;
+        const why = noSession
+          ? `launch in a new session: "${def.reuse_session_of}" (reuse_session_of) left no session to continue (skipped before it ran, or its agent kept none)`
+          : "launch";
+        setNode(def.id, "launching", why, { attempts: attempt, error: null });
         events.push({ type: "attempt_started", node_id: def.id, attempt });
         startAttempts.push({ node_id: def.id, attempt, prompt });
         launches.push({ def, attempt, prompt });
       }
     }
-    // Convergence: every node finished and nothing in flight.
+    // Convergence: every node finished and nothing in flight. Under pause a standing failure is never a
+    // convergence: once nothing else can advance the run waits for a retry, a skip or a cancel.
     if (runState === "running" && this.inFlight.size === 0 && launches.length === 0) {
       const all = [...states.values()];
-      if (all.every((s) => FINISHED_NODE_STATES.includes(s))) {
+      const waiting = all.some((s) => s === "waiting_approval");
+      const failedNow = standing.map((n) => n.node_id);
+      if (policy === "pause" && failedNow.length > 0 && !waiting) {
+        setRun(
+          "paused",
+          `failure policy pause: nothing else can advance while ${nodeList(failedNow)} ${failedNow.length === 1 ? `is ${states.get(failedNow[0]!)}` : "are failed or blocked"}`,
+        );
+        for (const id of failedNow) this.pausedFor.add(id);
+      } else if (all.every((s) => FINISHED_NODE_STATES.includes(s))) {
         setRun(all.every((s) => s === "succeeded") ? "succeeded" : "failed", "converged");
       }
     }
@@ -672,6 +755,25 @@ const NODE_STATE_AFTER: Readonly<Record<AttemptEnd["status"], NodeState>> = {
   canceled: "canceled",
   interrupted: "ready",
 };
+
+/** `"b"` / `"b", "c"`, for event reasons. */
+function nodeList(ids: readonly string[]): string {
+  return ids.map((id) => `"${id}"`).join(", ");
+}
+
+/** A record failure (`pipeline_records_failed`) with what else happened appended to its message. */
+function withContext(recordFailure: unknown, more: string, cause?: unknown): unknown {
+  if (!(recordFailure instanceof PipelineError)) return recordFailure;
+  return new PipelineError(recordFailure.code, `${recordFailure.message}${more}`, {
+    ...(recordFailure.hint === undefined ? {} : { hint: recordFailure.hint }),
+    cause: cause ?? recordFailure.cause,
+  });
+}
+
+function describeError(error: unknown): string {
+  if (isWorkflowError(error)) return `${error.code}: ${error.message}`;
+  return error instanceof Error ? error.message : String(error);
+}
 
 function executorFailure(error: unknown): NodeOutcome {
   return {

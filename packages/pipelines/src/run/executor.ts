@@ -79,7 +79,7 @@ export type NodeOutcome = NodeAttemptRecord &
          */
         error: { code: string; message: string; transient?: boolean };
       }
-    /** The signal was aborted (cancel, pause of a running node, or the driver stopping). */
+    /** The signal was aborted (a cancel, or the driver stopping; a pause lets running attempts finish). */
     | { status: "canceled" }
   );
 

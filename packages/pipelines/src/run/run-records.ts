@@ -1,5 +1,6 @@
 import { appendFile, mkdir, readFile, rename, truncate, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { PipelineError } from "../codes";
 import type { PipelineStore } from "../store/store";
 import type { AttemptEnd, StoredPipelineEvent } from "./events";
 
@@ -17,6 +18,16 @@ async function writeAtomic(file: string, text: string): Promise<void> {
   await rename(temp, file);
 }
 
+/** The `seq` of an events.jsonl line, or null when the line is not a stored event. */
+function seqOf(line: string): number | null {
+  try {
+    const seq = (JSON.parse(line) as Partial<StoredPipelineEvent> | null)?.seq;
+    return typeof seq === "number" && Number.isSafeInteger(seq) && seq >= 1 ? seq : null;
+  } catch {
+    return null;
+  }
+}
+
 /**
  * A run's records on disk (docs/records.md, "Pipeline runs"): per attempt `prompt.md` and `handoff.json` or
  * `error.json`, written whole (temporary file, then rename), and `events.jsonl`, an append-only mirror of
@@ -32,6 +43,15 @@ export class RunRecords {
 
   /** Brings `events.jsonl` up to the store's events. */
   async sync(store: PipelineStore, runId: string): Promise<void> {
+    try {
+      await this.catchUp(store, runId);
+    } catch (error) {
+      throw this.failed("bring events.jsonl up to the store", error);
+    }
+    await this.flush();
+  }
+
+  private async catchUp(store: PipelineStore, runId: string): Promise<void> {
     await mkdir(this.runDir, { recursive: true });
     const file = join(this.runDir, EVENTS_FILE);
     let text = "";
@@ -46,15 +66,18 @@ export class RunRecords {
       .slice(0, end)
       .split("\n")
       .filter((line) => line !== "");
-    const last = lines.length === 0 ? null : (JSON.parse(lines[lines.length - 1]!) as StoredPipelineEvent);
-    this.lastSeq = last?.seq ?? 0;
+    const last = lines.length === 0 ? 0 : seqOf(lines[lines.length - 1]!);
+    if (last === null) {
+      // Not a line this mirror wrote (edited, or another file): the store is the truth, write it again.
+      await writeAtomic(file, "");
+      this.lastSeq = 0;
+    } else this.lastSeq = last;
     this.appendEvents(await store.listEvents(runId, { fromSeq: this.lastSeq + 1 }));
-    await this.flush();
   }
 
   /** Appends events not yet mirrored, in order (in the background: `flush` waits and reports a failure). */
   appendEvents(events: readonly StoredPipelineEvent[]): void {
-    this.enqueue(async () => {
+    this.enqueue(`append to ${EVENTS_FILE}`, async () => {
       const fresh = events.filter((e) => e.seq > this.lastSeq);
       if (fresh.length === 0) return;
       await mkdir(this.runDir, { recursive: true });
@@ -64,7 +87,7 @@ export class RunRecords {
   }
 
   writePrompt(nodeId: string, attempt: number, prompt: string): void {
-    this.enqueue(async () => {
+    this.enqueue(`write ${join(attemptDir(nodeId, attempt), "prompt.md")}`, async () => {
       const dir = join(this.runDir, attemptDir(nodeId, attempt));
       await mkdir(dir, { recursive: true });
       await writeAtomic(join(dir, "prompt.md"), prompt);
@@ -73,7 +96,7 @@ export class RunRecords {
 
   /** `handoff.json` when the attempt left a handoff; `error.json` (status, error, reason) when it did not succeed. */
   writeOutcome(end: AttemptEnd): void {
-    this.enqueue(async () => {
+    this.enqueue(`write the outcome of ${attemptDir(end.node_id, end.attempt)}`, async () => {
       const dir = join(this.runDir, attemptDir(end.node_id, end.attempt));
       await mkdir(dir, { recursive: true });
       if (end.handoff !== null)
@@ -85,16 +108,28 @@ export class RunRecords {
     });
   }
 
-  /** Waits for every write so far; rejects with the first one that failed. */
+  /** Waits for every write so far; rejects with the first one that failed (`pipeline_records_failed`). */
   async flush(): Promise<void> {
     await this.chain;
     if (this.failure !== undefined) throw this.failure;
   }
 
   /** Runs `task` after the writes before it; the first failure is kept for `flush`. */
-  private enqueue(task: () => Promise<void>): void {
+  private enqueue(what: string, task: () => Promise<void>): void {
     this.chain = this.chain.then(task).catch((error: unknown) => {
-      this.failure ??= error;
+      this.failure ??= this.failed(what, error);
     });
+  }
+
+  private failed(what: string, error: unknown): PipelineError {
+    const detail = error instanceof Error ? error.message : String(error);
+    return new PipelineError(
+      "pipeline_records_failed",
+      `could not ${what} in the run's folder ${this.runDir}: ${detail}`,
+      {
+        hint: "free disk space or fix the folder's permissions; the store still holds the whole run (icode pipeline inspect), and the next driver rewrites events.jsonl from it",
+        cause: error,
+      },
+    );
   }
 }

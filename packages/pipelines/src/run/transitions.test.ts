@@ -111,6 +111,18 @@ describe("the transition tables, every action × run state × node state", () =>
           runEffect === "refused" ? `the run is ${run}` : `while it is ${state}`,
         ),
       });
+      // The refusal says what would be allowed, read from the same table row.
+      const allowed =
+        runEffect === "refused"
+          ? Object.entries(RUN_TRANSITIONS[action]).filter(([, e]) => e !== "refused")
+          : Object.entries(NODE_TRANSITIONS[action]).filter(([, e]) => typeof e === "object");
+      const says =
+        runEffect === "refused" ? "it is allowed while the run is " : "it is allowed for a node that is ";
+      if (!result.ok) {
+        const list = result.message.slice(result.message.indexOf(says) + says.length);
+        expect(result.message).toContain(says);
+        expect(list.split(/, | or /u).sort()).toEqual(allowed.map(([state]) => state).sort());
+      }
       expect(after.state).toBe(run);
       expect((await store.getRunNodes(runId)).map((n) => [n.node_id, n.state, n.approval_granted])).toEqual(
         before.map((n) => [n.node_id, n.state, n.approval_granted]),

@@ -45,7 +45,9 @@ export const RUN_TRANSITIONS: Readonly<Record<ControlAction, Readonly<Record<Run
   resume: runRow({ paused: to("running") }),
   cancel: runRow({ pending: to("canceled"), running: to("canceled"), paused: to("canceled") }),
   approve_node: runRow({ pending: "same", running: "same", paused: "same" }),
-  // Retrying or skipping is how a paused run continues, and how a failed run is reopened.
+  // Retrying or skipping is how a paused run continues, and how a failed run is reopened. planControl adds
+  // two conditions: resume under pause while a failure stands is refused; under fail_fast a failed run
+  // stays failed while another failure stands.
   retry_node: runRow({ pending: "same", running: "same", paused: to("running"), failed: to("running") }),
   skip_node: runRow({ pending: "same", running: "same", paused: to("running"), failed: to("running") }),
   stop_sessions: runRow({ succeeded: "same", failed: "same", canceled: "same" }),
@@ -107,7 +109,11 @@ export const DRIVER_NODE_TRANSITIONS: ReadonlyArray<{ from: NodeState; to: NodeS
 /** The changes the driver makes to the run. */
 export const DRIVER_RUN_TRANSITIONS: ReadonlyArray<{ from: RunState; to: RunState; when: string }> = [
   { from: "pending", to: "running", when: "a driver starts advancing it" },
-  { from: "running", to: "paused", when: "failure policy pause: a node failed or blocked" },
+  {
+    from: "running",
+    to: "paused",
+    when: "failure policy pause: a node failed or blocked (one the run has not paused for yet), or nothing else can advance while a failure stands",
+  },
   { from: "running", to: "succeeded", when: "every node succeeded (skipped nodes count)" },
   {
     from: "running",
