@@ -7,6 +7,8 @@ const COMMANDS = [
   "workflow-run",
   "trajectory-export",
   "history",
+  "pipeline",
+  "pipeline-run",
   "completion",
   // `icode agents` / `icode models`: the profile package only, never the agents package or its SDKs.
   "profiles",
@@ -29,6 +31,9 @@ export default defineConfig({
     bin: "src/bin.ts",
     // Loaded by `bin.js` for `workflow validate` only: bundled in, its ~20 KB would cost every command ~3 ms.
     prestart: "src/prestart.ts",
+    // The handoff MCP server that ACP pipeline nodes start (found beside the bundle, see
+    // packages/agents/src/pipeline/acp-session.ts); it uses Node's built-ins only.
+    "handoff-server": "../../packages/agents/src/pipeline/handoff-server.ts",
     ...Object.fromEntries(COMMANDS.map((name) => [name, `src/commands/${name}.ts`])),
   },
   format: ["cjs"],

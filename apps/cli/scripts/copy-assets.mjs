@@ -2,7 +2,8 @@
 // and ships what the bundled CLI finds beside its `dist/` folder, as the packages it bundles ship it:
 //   repo `python/chrys` and `python/icode_worker.py` → `python/` (the worker and SDK; `sdkRoot()` of
 //   @icode/python-bridge looks in `<dist>/../python`), and the engine's `builtin/` → `builtin/` (the engine's
-//   `defaultBuiltinDir()` is `<dist>/../builtin`).
+//   `defaultBuiltinDir()` is `<dist>/../builtin`), and the built-in pipelines of @icode/pipelines →
+//   `builtin-pipelines/` (its `builtinPipelinesDir()` is `<dist>/../builtin-pipelines`).
 import { copyFileSync, cpSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -21,4 +22,9 @@ rmSync(join(cli, "builtin"), { recursive: true, force: true });
 cpSync(join(repo, "packages", "engine", "builtin"), join(cli, "builtin"), {
   recursive: true,
   filter: noBytecode,
+});
+
+rmSync(join(cli, "builtin-pipelines"), { recursive: true, force: true });
+cpSync(join(repo, "packages", "pipelines", "builtin-pipelines"), join(cli, "builtin-pipelines"), {
+  recursive: true,
 });

@@ -168,13 +168,19 @@ export const SESSIONS_LIST = {
 
 export const TRAJECTORY_EXPORT = {
   path: ["trajectory", "export"],
-  summary: "Export a workflow session's runs for analysis",
-  description: `Export a workflow session's runs for analysis:
+  summary: "Export a workflow session's runs, or a pipeline run, for analysis",
+  description: `Export a workflow session's runs (--session), or one pipeline run (--run), for analysis:
   json       runs, nodes, attempts, timings and usage
   perfetto   Chrome trace-event JSON that ui.perfetto.dev opens (a track per node, a slice per attempt)`,
   args: [],
   options: [
     { name: "session", value: "ID", summary: "The workflow session ID", completes: "session" },
+    {
+      name: "run",
+      value: "ID",
+      summary: "A pipeline run ID instead of a session (see: icode pipeline runs)",
+      completes: "pipeline-run",
+    },
     { name: "format", value: "F", summary: "json or perfetto", choices: ["json", "perfetto"] },
     {
       name: "out",
@@ -183,10 +189,292 @@ export const TRAJECTORY_EXPORT = {
       completes: "file",
     },
   ],
-  required: ["session", "format", "out"],
+  required: ["format", "out"],
+  conflicts: [["session", "run"]],
+  notes: "Exactly one of --session and --run.",
   bundle: "trajectory-export",
 } as const satisfies CommandSpec;
 
+const PIPELINE_ID = {
+  name: "pipeline-id",
+  summary: "A stored pipeline's ID (see: icode pipeline list), e.g. builtin/review-fan-out",
+  completes: "pipeline",
+} as const;
+
+const EXPECTED_REVISION = {
+  name: "expected-revision",
+  value: "N",
+  summary: "Refuse the change unless the definition is at revision N (someone else changed it first)",
+} as const satisfies OptionSpec;
+
+const PIPELINE_ERRORS = `Errors go to stderr as "icode: <message> [<code>]" and a "help:" line; with --json the error object
+is on stdout. Exit codes: 0 done, 1 refused or failed, 2 bad arguments.`;
+
+export const PIPELINE_VALIDATE = {
+  path: ["pipeline", "validate"],
+  summary: "Check a pipeline's JSON file like a compiler",
+  description: `Check a JSON pipeline file as it would be imported, published and run: the JSON and the definition schema,
+dependencies (unknown, self, cycles), reuse_session_of, template variables, output schemas, runtimes, and
+that every profile and model resolves on this computer. Each problem has its JSON pointer and line:column.
+Reports like icode workflow validate, in text or as the same version-1 JSON report; stores nothing.`,
+  args: [
+    {
+      name: "path",
+      summary: "The pipeline's .json file, relative to the current directory",
+      completes: "file",
+    },
+  ],
+  options: [
+    JSON_OPTION("Print the version-1 JSON report instead of text (both go to stdout)"),
+    {
+      name: "quiet",
+      short: "q",
+      summary: "Print nothing when it passes (a failure still prints the report)",
+    },
+  ],
+  notes: `Stages, in order, stopping at the first that fails:
+  resolve, read, load, graph, bindings (metadata and environment are always skipped)
+
+Exit codes: 0 PASS (warnings allowed), 1 FAIL, 2 bad arguments.`,
+  bundle: "pipeline",
+} as const satisfies CommandSpec;
+
+export const PIPELINE_IMPORT = {
+  path: ["pipeline", "import"],
+  summary: "Store a pipeline's JSON file as a new draft",
+  description: `Store a JSON pipeline file as a new user draft at revision 1. The file must fit the definition schema; the
+other checks run when it is published. A draft cannot be run: publish it first.`,
+  args: [
+    {
+      name: "file",
+      summary: "The pipeline's .json file, relative to the current directory",
+      completes: "file",
+    },
+  ],
+  options: [
+    {
+      name: "id",
+      value: "ID",
+      summary: "The new definition's ID (lowercase letters, digits, -); default: made from its name",
+    },
+    JSON_OPTION('Print {"version": 1, "definition": {...}} with the stored definition\'s summary'),
+  ],
+  notes: PIPELINE_ERRORS,
+  bundle: "pipeline",
+} as const satisfies CommandSpec;
+
+export const PIPELINE_EXPORT = {
+  path: ["pipeline", "export"],
+  summary: "Print a stored pipeline as JSON, importable again",
+  description:
+    "Print a stored pipeline definition as JSON (2-space indented, every default filled in, no lifecycle fields).",
+  args: [PIPELINE_ID],
+  options: [
+    {
+      name: "out",
+      value: "PATH",
+      summary: "Write it to this file instead ('-', the default: standard output)",
+      completes: "file",
+    },
+  ],
+  notes: PIPELINE_ERRORS,
+  bundle: "pipeline",
+} as const satisfies CommandSpec;
+
+export const PIPELINE_LIST = {
+  path: ["pipeline", "list"],
+  summary: "List the stored pipelines",
+  description: `List the stored pipeline definitions by ID: your own (drafts and published) and the built-in ones
+(builtin/<name>, published and locked: copy one to change it).`,
+  args: [],
+  options: [
+    {
+      name: "status",
+      value: "STATUS",
+      summary: "Only drafts or only published definitions",
+      choices: ["draft", "published"],
+    },
+    JSON_OPTION('Print {"version": 1, "definitions": [{"id", "name", "status", "revision", ...}]}'),
+  ],
+  notes: PIPELINE_ERRORS,
+  bundle: "pipeline",
+} as const satisfies CommandSpec;
+
+export const PIPELINE_SHOW = {
+  path: ["pipeline", "show"],
+  summary: "Show one stored pipeline: lifecycle and nodes",
+  description: "Show one stored pipeline definition: its status, revision, source and lock, and its nodes.",
+  args: [PIPELINE_ID],
+  options: [JSON_OPTION('Print {"version": 1, "definition": {...}} with the whole stored definition')],
+  notes: PIPELINE_ERRORS,
+  bundle: "pipeline",
+} as const satisfies CommandSpec;
+
+export const PIPELINE_PUBLISH = {
+  path: ["pipeline", "publish"],
+  summary: "Make a draft runnable once it passes every check",
+  description: `Publish a draft: it must pass every check of icode pipeline validate, profiles and models included; its
+revision goes up by one. Publishing a published definition changes nothing. Built-in pipelines are locked.`,
+  args: [PIPELINE_ID],
+  options: [
+    EXPECTED_REVISION,
+    JSON_OPTION('Print {"version": 1, "definition": {...}} with the published definition\'s summary'),
+  ],
+  notes: PIPELINE_ERRORS,
+  bundle: "pipeline",
+} as const satisfies CommandSpec;
+
+export const PIPELINE_COPY = {
+  path: ["pipeline", "copy"],
+  summary: "Copy a pipeline into a new draft you can change",
+  description: `Copy a stored pipeline (a locked built-in one, or your own) into a new user draft at revision 1: how a locked
+definition is changed.`,
+  args: [PIPELINE_ID],
+  options: [
+    { name: "id", value: "NEW", summary: "The copy's ID; default: made from its name" },
+    { name: "name", value: "NAME", summary: "The copy's name; default: the original's with \" (copy)\"" },
+    JSON_OPTION('Print {"version": 1, "definition": {...}} with the copy\'s summary'),
+  ],
+  notes: PIPELINE_ERRORS,
+  bundle: "pipeline",
+} as const satisfies CommandSpec;
+
+export const PIPELINE_DELETE = {
+  path: ["pipeline", "delete"],
+  summary: "Delete one of your stored pipelines",
+  description:
+    "Delete a user pipeline definition. Built-in pipelines are locked. Runs keep their own snapshot.",
+  args: [PIPELINE_ID],
+  options: [EXPECTED_REVISION, JSON_OPTION('Print {"version": 1, "id", "deleted": true}')],
+  notes: PIPELINE_ERRORS,
+  bundle: "pipeline",
+} as const satisfies CommandSpec;
+
+const RUN_ID_ARG = {
+  name: "run-id",
+  summary: "A pipeline run's ID (see: icode pipeline runs)",
+  completes: "pipeline-run",
+} as const;
+const NODE_ID_ARG = { name: "node-id", summary: "A node of the run (see: icode pipeline inspect)" } as const;
+
+const PIPELINE_RUN_EXITS = `Exit codes: 0 the run succeeded, 1 it failed or was canceled (or the action was refused), 2 bad
+arguments, 3 the run is paused and needs a person (the last line says how to continue), 130 interrupted
+(143 SIGTERM, 129 SIGHUP): the run is left resumable and the last line says how to continue.`;
+
+export const PIPELINE_RUN = {
+  path: ["pipeline", "run"],
+  summary: "Start a run of a published pipeline and drive it here",
+  description: `Start a run of a published pipeline with the task text and drive it in the foreground until it converges or
+pauses, with a progress line per node on stderr. Ctrl-C or SIGTERM stops driving and leaves the run
+resumable (icode pipeline resume). A node waiting for approval waits for icode pipeline approve from
+another terminal.`,
+  args: [PIPELINE_ID],
+  options: [
+    { name: "input", value: "TEXT", summary: "The task text ({{task}}), at most 20,000 characters" },
+    {
+      name: "input-file",
+      value: "PATH",
+      summary: "Read the task text from a UTF-8 file, or from standard input with '-'",
+      completes: "file",
+    },
+    {
+      name: "failure-policy",
+      value: "P",
+      summary: "Override the definition's failure policy for this run",
+      choices: ["pause", "fail_fast", "continue"],
+    },
+    JSON_OPTION('Print {"version": 1, "stop", "run", "nodes"} when it stops, instead of the summary'),
+  ],
+  conflicts: [["input", "input-file"]],
+  notes: PIPELINE_RUN_EXITS,
+  bundle: "pipeline-run",
+  stoppable: true,
+} as const satisfies CommandSpec;
+
+export const PIPELINE_RUNS = {
+  path: ["pipeline", "runs"],
+  summary: "List pipeline runs, newest first",
+  description: "List the pipeline runs of the store, newest first, with their state and definition.",
+  args: [],
+  options: [JSON_OPTION('Print {"version": 1, "runs": [...]}')],
+  notes: PIPELINE_ERRORS,
+  bundle: "pipeline",
+} as const satisfies CommandSpec;
+
+export const PIPELINE_INSPECT = {
+  path: ["pipeline", "inspect"],
+  summary: "Show a pipeline run: node states, attempts, driver",
+  description:
+    "Show one pipeline run: its state, who drives it, each node's state and attempts, errors and handoff summaries.",
+  args: [RUN_ID_ARG],
+  options: [JSON_OPTION('Print {"version": 1, "run", "nodes", "lease", "attempts", "commands", "run_dir"}')],
+  notes: PIPELINE_ERRORS,
+  bundle: "pipeline",
+} as const satisfies CommandSpec;
+
+const controlSpec = <const P extends string>(
+  name: P,
+  summary: string,
+  description: string,
+  withNode: boolean,
+) =>
+  ({
+    path: ["pipeline", name],
+    summary,
+    description,
+    args: withNode ? [RUN_ID_ARG, NODE_ID_ARG] : [RUN_ID_ARG],
+    options: [JSON_OPTION('Print {"version": 1, "action", "result", "via", "run"} instead of text')],
+    notes: PIPELINE_RUN_EXITS,
+    bundle: "pipeline-run",
+    stoppable: true,
+  }) as const;
+
+const DRIVES =
+  "When no process drives the run, this one then drives it in the foreground, as icode pipeline run does.";
+
+const PIPELINE_APPROVE = controlSpec(
+  "approve",
+  "Let a node waiting for approval start",
+  `Approve a node's requires_approval gate (waiting_approval → ready). ${DRIVES}`,
+  true,
+);
+const PIPELINE_RETRY = controlSpec(
+  "retry",
+  "Run a failed, blocked or canceled node again",
+  `Retry a failed, blocked or canceled node (→ pending; a paused or failed run continues). ${DRIVES}`,
+  true,
+);
+export const PIPELINE_SKIP = {
+  ...controlSpec(
+    "skip",
+    "Skip a node; the note becomes its handoff summary",
+    'Skip a node: it succeeds with the handoff {"summary": NOTE, "skipped": true}, and the nodes below it proceed.',
+    true,
+  ),
+  options: [
+    { name: "note", value: "TEXT", summary: 'The skipped node\'s handoff summary (default "skipped")' },
+    JSON_OPTION('Print {"version": 1, "action", "result", "via", "run"} instead of text'),
+  ],
+} as const satisfies CommandSpec;
+const PIPELINE_PAUSE = controlSpec(
+  "pause",
+  "Pause a run: nothing more starts",
+  "Pause a run: no node starts any more; nodes already running finish and are recorded.",
+  false,
+);
+const PIPELINE_RESUME = controlSpec("resume", "Resume a paused run", `Resume a paused run. ${DRIVES}`, false);
+const PIPELINE_CANCEL = controlSpec(
+  "cancel",
+  "Cancel a run and its running nodes",
+  "Cancel a run: running nodes are aborted, nodes not started are canceled.",
+  false,
+);
+const PIPELINE_STOP_SESSIONS = controlSpec(
+  "stop-sessions",
+  "End the agent sessions a finished run left open",
+  "After a run has finished, gracefully stop the agent sessions its nodes created.",
+  false,
+);
 const LISTING_NOTES = (
   empty: string,
 ) => `Text goes to stdout; each problem of a profile or settings file goes to stderr as
@@ -252,6 +540,30 @@ export const TREE: CommandTree = {
     },
     { name: "runs", summary: "Look at recorded runs.", commands: [RUNS_LIST, RUNS_SHOW, RUNS_LOGS] },
     { name: "sessions", summary: "Look at recorded workflow sessions.", commands: [SESSIONS_LIST] },
+    {
+      name: "pipeline",
+      summary: "Manage JSON agent pipelines.",
+      commands: [
+        PIPELINE_LIST,
+        PIPELINE_SHOW,
+        PIPELINE_VALIDATE,
+        PIPELINE_IMPORT,
+        PIPELINE_EXPORT,
+        PIPELINE_PUBLISH,
+        PIPELINE_COPY,
+        PIPELINE_DELETE,
+        PIPELINE_RUN,
+        PIPELINE_RUNS,
+        PIPELINE_INSPECT,
+        PIPELINE_APPROVE,
+        PIPELINE_RETRY,
+        PIPELINE_SKIP,
+        PIPELINE_PAUSE,
+        PIPELINE_RESUME,
+        PIPELINE_CANCEL,
+        PIPELINE_STOP_SESSIONS,
+      ],
+    },
     { name: "trajectory", summary: "Export recorded runs for analysis.", commands: [TRAJECTORY_EXPORT] },
     {
       name: "agents",

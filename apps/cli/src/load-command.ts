@@ -25,6 +25,8 @@ const SOURCES: Record<BundleName, () => Promise<{ command: Command }>> = {
   "workflow-run": () => import("./commands/workflow-run"),
   "trajectory-export": () => import("./commands/trajectory-export"),
   history: () => import("./commands/history"),
+  pipeline: () => import("./commands/pipeline"),
+  "pipeline-run": () => import("./commands/pipeline-run"),
   completion: () => import("./commands/completion"),
   profiles: () => import("./commands/profiles"),
 };

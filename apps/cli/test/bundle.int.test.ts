@@ -23,6 +23,8 @@ describe("the built CLI", () => {
       "workflow-run",
       "trajectory-export",
       "history",
+      "pipeline",
+      "pipeline-run",
       "completion",
       "profiles",
     ]) {
@@ -40,10 +42,28 @@ describe("the built CLI", () => {
     expect(JSON.parse(readFileSync(join(CLI_DIR, "dist", "package.json"), "utf8"))).toEqual({
       type: "commonjs",
     });
-    expect(pkg.files).toEqual(expect.arrayContaining(["dist", "python", "builtin", "schemas"]));
+    expect(pkg.files).toEqual(
+      expect.arrayContaining(["dist", "python", "builtin", "builtin-pipelines", "schemas"]),
+    );
     expect(existsSync(join(CLI_DIR, "python", "chrys", "workflows", "_worker.py"))).toBe(true);
     expect(existsSync(join(CLI_DIR, "python", "icode_worker.py"))).toBe(true);
     expect(existsSync(join(CLI_DIR, "builtin", "index.json"))).toBe(true);
+    expect(existsSync(join(CLI_DIR, "builtin-pipelines", "review-fan-out.json"))).toBe(true);
+  });
+
+  it("keeps the pipeline commands apart from the agents package, the model SDKs and the ACP SDK", () => {
+    const bundle = readFileSync(join(CLI_DIR, "dist", "pipeline.js"), "utf8");
+    // The bundled sources name their files in comments: none of the agents package or the SDKs is there.
+    expect(bundle).toContain("packages/pipelines/src/");
+    expect(bundle).not.toContain("packages/agents/src/");
+    expect(bundle).not.toMatch(
+      /node_modules\/\.pnpm\/(ai@|@ai-sdk|@agentclientprotocol|@modelcontextprotocol)/,
+    );
+    expect(bundle).not.toMatch(
+      /require\("(ai|@ai-sdk\/[^"]+|@agentclientprotocol\/sdk|@modelcontextprotocol\/[^"]+)"\)/,
+    );
+    // SQLite is the one native module it loads, from the CLI's own dependencies.
+    expect(bundle).toContain('require("better-sqlite3")');
   });
 
   it("compiles a command with V8's code cache once it exists, and replaces a cache that is wrong", async () => {

@@ -83,6 +83,45 @@ describe("icode completion", SLOW, () => {
     expect(complete("trajectory", "export", "--session", "")).toEqual([sessionId]);
   });
 
+  it("bash: completes pipeline commands, their options and stored pipeline IDs (pipeline list --json)", async () => {
+    expect(complete("pip")).toEqual(["pipeline"]);
+    expect(complete("pipeline", "")).toEqual([
+      "list",
+      "show",
+      "validate",
+      "import",
+      "export",
+      "publish",
+      "copy",
+      "delete",
+      "run",
+      "runs",
+      "inspect",
+      "approve",
+      "retry",
+      "skip",
+      "pause",
+      "resume",
+      "cancel",
+      "stop-sessions",
+      "--help",
+    ]);
+    expect(complete("pipeline", "run", "x", "--failure-policy", "")).toEqual([
+      "pause",
+      "fail_fast",
+      "continue",
+    ]);
+    expect(complete("pipeline", "inspect", "")).toEqual([]);
+    expect(complete("pipeline", "list", "--status", "")).toEqual(["draft", "published"]);
+    expect(complete("pipeline", "publish", "x", "--exp")).toEqual(["--expected-revision"]);
+    expect(complete("pipeline", "show", "builtin/re")).toEqual(["builtin/review-fan-out"]);
+    expect(complete("pipeline", "copy", "")).toEqual([
+      "builtin/docs-and-tests",
+      "builtin/plan-implement-review",
+      "builtin/review-fan-out",
+    ]);
+  });
+
   it("zsh and fish: scripts that cover every command and option", async () => {
     const zsh = await icode(p, ["completion", "zsh"]);
     expect(zsh.exitCode).toBe(0);
@@ -95,12 +134,14 @@ describe("icode completion", SLOW, () => {
       ["runs", "logs"],
       ["sessions", "list"],
       ["trajectory", "export"],
+      ["pipeline", "publish"],
     ]) {
       expect(fish.stdout).toContain(`-a ${command} -d`);
       expect(fish.stdout).toContain(`-n __fish_use_subcommand -a ${group} -d`);
     }
     expect(fish.stdout).toContain("-l input-file -r -F");
     expect(fish.stdout).toContain("(__icode_ids id workflow list --json)");
+    expect(fish.stdout).toContain("(__icode_ids id pipeline list --json)");
   });
 
   it.runIf(has("zsh"))("zsh loads its script", () => {

@@ -19,7 +19,7 @@ function sections(): Map<string, string> {
   const out = new Map<string, string>();
   const parts = DOC.split(/^## /m).slice(1);
   for (const part of parts) {
-    const heading = /^`icode ([a-z ]+)`\n/.exec(part);
+    const heading = /^`icode ([a-z -]+)`\n/.exec(part);
     if (heading !== null) out.set(heading[1]!, part);
   }
   return out;

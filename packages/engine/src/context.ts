@@ -1,6 +1,7 @@
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import type { NodeExecutor } from "@icode/pipelines";
 import type { WorkerWarning } from "@icode/python-bridge";
 import { configDir } from "@icode/workflow-discovery";
 import type { RecordStore } from "@icode/workflow-records";
@@ -29,6 +30,12 @@ export interface EngineOptions {
    * prints it on stderr. In a run the same warning is a `warning` event of the run.
    */
   onWarning?: (warning: WorkerWarning) => void;
+  /**
+   * Runs the agent attempts of pipeline nodes (`engine.pipelines.drive`). Default: the agent executor of
+   * `@icode/workflow-agents/pipeline` on this computer's profiles, made on first use and closed by
+   * `engine.close()`; one given here is its owner's to close.
+   */
+  pipelineExecutor?: NodeExecutor;
 }
 
 export interface EngineContext {

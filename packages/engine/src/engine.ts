@@ -16,6 +16,8 @@ import { type AgentListing, listAgentsFor, listModelsFor, type ModelListing } fr
 import { type EngineOptions, engineContext, type RunContext } from "./context";
 import { type RunHistory, runHistory } from "./history";
 import { type ListResult, listWorkflows } from "./list";
+import { pipelineExecutorOf } from "./pipelines/agent-executor";
+import { type EnginePipelines, enginePipelines } from "./pipelines/definitions";
 import { previewWorkflow, trustWorkflow, type WorkflowPreview } from "./preview";
 import { pythonLoader } from "./python/loader";
 import { checkRunRequest, type RunCallbacks, type RunRequest } from "./request";
@@ -73,7 +75,12 @@ export interface Engine {
    * usage) or as a Chrome trace-event file for ui.perfetto.dev. Rejects with a `WorkflowError` for an unknown session.
    */
   exportTrajectory(sessionId: string, format: ExportFormat): Promise<unknown>;
-  /** Ends the engine's sessions (`session_end` hooks) — call once when the app closes normally. */
+  /** JSON pipelines: their definitions and lifecycle, in the pipeline store (opened on first use). */
+  readonly pipelines: EnginePipelines;
+  /**
+   * Ends the engine's sessions (`session_end` hooks) and closes the pipeline store — call once when the app
+   * closes normally.
+   */
   close(): Promise<{ warnings: HookWarning[] }>;
 }
 
@@ -89,6 +96,7 @@ export function createEngine(options: EngineOptions): Engine {
   const loader = pythonLoader(ctx);
   const registry = new RunRegistry();
   const history = runHistory(ctx.store);
+  const pipelines = enginePipelines(base, pipelineExecutorOf(base, options.pipelineExecutor));
   const control =
     <A extends unknown[]>(op: (run: RunHandle, ...args: A) => ControlResult) =>
     (runId: string, ...args: A): ControlResult => {
@@ -154,8 +162,10 @@ export function createEngine(options: EngineOptions): Engine {
     approveNode: control((run, id: string) => run.approveNode(id)),
     history,
     exportTrajectory: (sessionId, format) => ctx.store.exportTrajectory(sessionId, format as "json"),
+    pipelines,
     async close() {
       const warnings: HookWarning[] = [];
+      await pipelines.close();
       for (const [sessionId, { workflowId, hookCwd }] of sessions.takeAll()) {
         const ended = await runHooks(
           "session_end",

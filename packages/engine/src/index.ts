@@ -12,6 +12,28 @@
  * const report = await run.result; // → { status: "finished", outcome: "completed", outputs: [{ text: "Hello", … }], … }
  * await engine.close();
  */
+
+export {
+  type Command as PipelineCommand,
+  CommandResultSchema as PipelineCommandResultSchema,
+  type ControlResult as PipelineControlResult,
+  DEFINITION_SOURCES,
+  DEFINITION_STATUSES,
+  type DefinitionFilter,
+  type DriveResult,
+  type ExpectedRevision,
+  type NodeExecutor,
+  PIPELINE_RUN_CODES,
+  PIPELINE_STORE_CODES,
+  type PipelineRun,
+  PipelineRunSchema,
+  type PipelineStoreCode,
+  type RunNode,
+  type StoredDefinition,
+  StoredDefinitionSchema,
+  type StoredPipelineEvent,
+  StoredPipelineEventSchema,
+} from "@icode/pipelines";
 export type { WorkerWarning } from "@icode/python-bridge";
 export type { Diagnostic } from "@icode/workflow-errors";
 export type {
@@ -50,6 +72,22 @@ export {
 } from "./history";
 export { type ListedWorkflow, ListedWorkflowSchema, type ListResult, listWorkflowsFor } from "./list";
 export type { ExecutorIO, FoundWorkflow, PreparedWorkflow, PrepareOptions, WorkflowLoader } from "./loader";
+export {
+  type EnginePipelines,
+  type PipelineCatalog,
+  type PipelineSource,
+  pipelineCatalogFor,
+} from "./pipelines/definitions";
+export { pipelinesFor } from "./pipelines/for";
+export {
+  type DriveRunOptions,
+  type PipelineRunInspection,
+  PipelineRunInspectionSchema,
+  type PipelineRunsApi,
+  type PipelineSubscription,
+  pipelineRunDir,
+  type StartPipelineRun,
+} from "./pipelines/runs";
 export type { WorkflowPreview } from "./preview";
 export { type RunCallbacks, type RunRequest, RunRequestSchema } from "./request";
 export type { FinishedRun, RejectedRun, RunRejectionCode, RunReport } from "./run/report";

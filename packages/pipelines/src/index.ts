@@ -186,6 +186,13 @@ export type {
   RunUpdate,
 } from "./store/store";
 export { type PromptContext, renderPrompt, scanTemplate, type TemplateVariable } from "./template";
+export {
+  type PipelineTraceEvent,
+  type PipelineTrajectory,
+  PipelineTrajectorySchema,
+  pipelinePerfetto,
+  pipelineTrajectory,
+} from "./trajectory";
 export type { PipelineBindings } from "./validate/bindings";
 export {
   MAX_PIPELINE_BYTES,

@@ -5,7 +5,7 @@
  */
 
 /** What a shell completes for an argument or an option's value. */
-export type Completes = "workflow" | "file" | "session" | "run" | "none";
+export type Completes = "workflow" | "pipeline" | "pipeline-run" | "file" | "session" | "run" | "none";
 
 export interface OptionSpec {
   /** The long name without dashes: `input` for `--input`. */
@@ -35,6 +35,8 @@ export type BundleName =
   | "workflow-run"
   | "trajectory-export"
   | "history"
+  | "pipeline"
+  | "pipeline-run"
   | "completion"
   | "profiles";
 

@@ -5,13 +5,15 @@ import { EXIT } from "../exit-codes";
 
 /**
  * `icode completion bash|zsh|fish`: a completion script made from the command tree, so it completes exactly
- * the commands and options the parser knows. Workflow IDs, sessions and runs are asked of icode itself when
- * completing (`icode workflow list --json`, `icode sessions list --json`, `icode runs list --json`).
+ * the commands and options the parser knows. Workflow and pipeline IDs, sessions and runs are asked of icode
+ * itself when completing (`icode workflow list --json`, `icode pipeline list --json`, `icode sessions list --json`, `icode runs list --json`).
  */
 
 /** The shell command that prints the IDs a kind of value completes to, one per line. */
-const SOURCES: Record<"workflow" | "session" | "run", { args: string; key: string }> = {
+const SOURCES: Record<Exclude<Completes, "file" | "none">, { args: string; key: string }> = {
   workflow: { args: "workflow list --json", key: "id" },
+  pipeline: { args: "pipeline list --json", key: "id" },
+  "pipeline-run": { args: "pipeline runs --json", key: "run_id" },
   session: { args: "sessions list --json", key: "session_id" },
   run: { args: "runs list --json", key: "run_id" },
 };

@@ -2,13 +2,23 @@ import { writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { createEngine } from "@icode/workflow-engine";
 import type { CommandContext } from "../command";
-import type { TRAJECTORY_EXPORT, ValuesOf } from "../command-tree";
+import { helpCommand, shortUsage } from "../command-line/help";
+import { type TRAJECTORY_EXPORT, TREE, type ValuesOf } from "../command-tree";
 import { EXIT } from "../exit-codes";
 import type { CliIo } from "../io";
 import type { CliErrorCode } from "../json/error";
 import { oneLine } from "../render/flatten";
+import { UsageError } from "../usage";
 
-const KNOWN_CODES: readonly string[] = ["session_not_found", "record_invalid", "invalid_id"];
+const KNOWN_CODES: readonly string[] = [
+  "session_not_found",
+  "record_invalid",
+  "invalid_id",
+  "pipeline_run_not_found",
+  "pipeline_invalid_id",
+  "pipeline_store_failed",
+  "pipeline_store_too_new",
+];
 
 /** Why `--out` could not be written, and what to do about it, by the system's error code. */
 function outProblem(file: string, error: unknown): { message: string; hint: string } {
@@ -49,22 +59,39 @@ function fail(io: CliIo, code: CliErrorCode, message: string, hint: string | nul
 export const command = {
   async run({ command: parsed, io }: CommandContext): Promise<number> {
     const values = parsed.values as ValuesOf<typeof TRAJECTORY_EXPORT>;
-    const session = values.session!;
+    const format = values.format as "json" | "perfetto";
+    if (values.session === undefined && values.run === undefined) {
+      throw new UsageError(
+        "give --session ID (a workflow session) or --run ID (a pipeline run)",
+        shortUsage(TREE, parsed.spec),
+        helpCommand(TREE, parsed.spec.path),
+      );
+    }
     const engine = createEngine({ cwd: io.cwd, env: io.env });
     let data: unknown;
     try {
-      data = await engine.exportTrajectory(session, values.format as "json" | "perfetto");
+      data =
+        values.run !== undefined
+          ? await engine.pipelines.exportTrajectory(values.run, format)
+          : await engine.exportTrajectory(values.session!, format);
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       const raw = (error as { code?: unknown }).code;
       const code: CliErrorCode =
         typeof raw === "string" && KNOWN_CODES.includes(raw) ? (raw as CliErrorCode) : "internal_error";
+      const what = values.run !== undefined ? `pipeline run ${values.run}` : `session ${values.session}`;
       return fail(
         io,
         code,
-        `cannot export session ${session}: ${message}`,
-        code === "session_not_found" ? "list sessions with: icode sessions list" : null,
+        `cannot export ${what}: ${message}`,
+        code === "session_not_found"
+          ? "list sessions with: icode sessions list"
+          : code === "pipeline_run_not_found"
+            ? "list the pipeline runs with: icode pipeline runs"
+            : null,
       );
+    } finally {
+      await engine.pipelines.close();
     }
     const text = `${JSON.stringify(data)}\n`;
     if (values.out === "-") {

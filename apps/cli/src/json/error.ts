@@ -1,12 +1,22 @@
-import { FinishedRunSchema, RejectedRunSchema, RUN_REJECTION_CODES } from "@icode/workflow-engine";
+import {
+  FinishedRunSchema,
+  PIPELINE_RUN_CODES,
+  PIPELINE_STORE_CODES,
+  RejectedRunSchema,
+  RUN_REJECTION_CODES,
+  ValidateReportSchema,
+} from "@icode/workflow-engine";
 import { z } from "zod";
 
 /**
- * Every code of the CLI's error object: the run rejections of `icode workflow run`, and the CLI's own.
- * `docs/errors.md` has a heading for each ("CLI error codes" and "Run rejection codes").
+ * Every code of the CLI's error object: the run rejections of `icode workflow run`, the pipeline store's
+ * refusals of `icode pipeline …`, and the CLI's own. `docs/errors.md` has a heading for each ("CLI error
+ * codes", "Run rejection codes", "Pipeline codes").
  */
 export const CLI_ERROR_CODES = [
   ...RUN_REJECTION_CODES,
+  ...PIPELINE_STORE_CODES,
+  ...PIPELINE_RUN_CODES,
   /** The command line is wrong (exit 2). */
   "usage_error",
   /** `--input-file` names something that cannot be read as UTF-8 text. */
@@ -39,6 +49,8 @@ export const CliErrorJsonSchema = z.strictObject({
     hint: z.string().nullable(),
     session_id: RejectedRunSchema.shape.session_id.optional(),
     diagnostics: RejectedRunSchema.shape.diagnostics.optional(),
+    /** `pipeline_definition_invalid`: what validation found, as in the validate report. */
+    problems: ValidateReportSchema.shape.diagnostics.optional(),
   }),
 });
 export type CliErrorJson = z.infer<typeof CliErrorJsonSchema>;

@@ -2,6 +2,16 @@ import { ValidateReportSchema } from "@icode/workflow-engine";
 import type { z } from "zod";
 import { CliErrorJsonSchema, RunFailureJsonSchema } from "./error";
 import { RunLogsJsonSchema, RunShowJsonSchema, RunsListJsonSchema, SessionsListJsonSchema } from "./history";
+import {
+  PipelineChangeJsonSchema,
+  PipelineControlJsonSchema,
+  PipelineDeleteJsonSchema,
+  PipelineInspectJsonSchema,
+  PipelineListJsonSchema,
+  PipelineRunResultJsonSchema,
+  PipelineRunsJsonSchema,
+  PipelineShowJsonSchema,
+} from "./pipeline";
 import { AgentsListJsonSchema, ModelsListJsonSchema } from "./profiles";
 import { RunResultJsonSchema } from "./run-result";
 import { WorkflowListJsonSchema } from "./workflow-list";
@@ -20,6 +30,14 @@ export const PUBLISHED_SCHEMAS: Record<string, z.ZodType> = {
   "runs-list": RunsListJsonSchema,
   "run-show": RunShowJsonSchema,
   "run-logs": RunLogsJsonSchema,
+  "pipeline-list": PipelineListJsonSchema,
+  "pipeline-show": PipelineShowJsonSchema,
+  "pipeline-change": PipelineChangeJsonSchema,
+  "pipeline-delete": PipelineDeleteJsonSchema,
+  "pipeline-runs": PipelineRunsJsonSchema,
+  "pipeline-inspect": PipelineInspectJsonSchema,
+  "pipeline-run-result": PipelineRunResultJsonSchema,
+  "pipeline-control": PipelineControlJsonSchema,
   "agents-list": AgentsListJsonSchema,
   "models-list": ModelsListJsonSchema,
 };
