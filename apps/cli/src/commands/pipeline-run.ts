@@ -119,9 +119,15 @@ async function drive(
     case "stopped":
       io.stderr.write(`run ${runId} stopped here and left resumable; continue with: ${resume}\n`);
       return { result, exitCode: exitCodeOfSignal(stopSignalOf(signal)) };
-    case "waiting_approval":
-      io.stderr.write(`${summaryLine(run, nodes)}: waiting for approval\n`);
+    case "waiting_approval": {
+      const gates = nodes.filter((n) => n.state === "waiting_approval").map((n) => n.node_id);
+      const how =
+        gates.length === 0
+          ? `continue with: ${resume}`
+          : `approve ${gates.map((id) => shellQuote(id)).join(", ")} with: icode pipeline approve ${runId} ${shellQuote(gates[0]!)}`;
+      io.stderr.write(`${summaryLine(run, nodes)}: waiting for approval; ${how}\n`);
       return { result, exitCode: EXIT_PAUSED };
+    }
     case "lease_lost":
       io.stderr.write(
         `run ${runId}: another process took over driving it; follow it with: icode pipeline inspect ${runId}\n`,
