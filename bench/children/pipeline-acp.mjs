@@ -4,7 +4,8 @@
 // store in a temporary configuration folder, against what 10 parallel launches allow, in one process:
 //   subject: one run of the pipeline (create the run, drive it to `succeeded`, stop its agent sessions);
 //            each node spawns the scripted ACP agent double, `initialize`, `session/new` (with the engine's
-//            handoff MCP server), one prompt answered after `delay_ms` with a valid `submit_handoff`;
+//            handoff MCP server), one prompt answered after `delay_ms` with a valid `submit_handoff`; each
+//            node's session is stopped once the node ends (lib/pipeline-glue.mjs, `sessionPerNode`);
 //   floor:   `layers` layers of `width` bare ACP SDK clients at once (`client()` of
 //            @agentclientprotocol/sdk over the child's stdio): spawn the same agent double, `initialize`,
 //            `session/new`, one prompt answered after `delay_ms`, close stdin and wait for the exit.
@@ -17,6 +18,7 @@ import { spawn } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Readable, Writable } from "node:stream";
+import { countingStore, layeredPipeline, sessionPerNode } from "../lib/pipeline-glue.mjs";
 import { measureRounds } from "../lib/rounds.mjs";
 import { median } from "../lib/stats.mjs";
 import { warmUp } from "../lib/warmup.mjs";
@@ -95,71 +97,6 @@ async function bareLayers(acp, agentCommand) {
   for (let layer = 0; layer < job.layers; layer++) {
     await Promise.all(Array.from({ length: job.width }, () => bareSession(acp, agentCommand)));
   }
-}
-
-/** The pipeline: `layers` × `width` nodes, every node of a layer depending on all of the layer before. */
-function definition() {
-  const id = (layer, k) => `l${layer}n${k}`;
-  const nodes = [];
-  for (let layer = 0; layer < job.layers; layer++) {
-    for (let k = 0; k < job.width; k++) {
-      nodes.push({
-        id: id(layer, k),
-        name: `Layer ${layer} node ${k}`,
-        profile_id: PROFILE,
-        prompt_template: "{{task}}\n\n{{upstream_summaries}}",
-        depends_on: layer === 0 ? [] : Array.from({ length: job.width }, (_, j) => id(layer - 1, j)),
-      });
-    }
-  }
-  return { name: `bench ${job.layers}x${job.width}`, nodes };
-}
-
-/**
- * A proxy over `store` that counts each method call into `counts` (method → calls) while `counting.on`;
- * the store itself is not changed.
- */
-function countingStore(store, counts, counting) {
-  return new Proxy(store, {
-    get(target, property, receiver) {
-      const value = Reflect.get(target, property, receiver);
-      if (typeof value !== "function") return value;
-      return (...args) => {
-        if (counting.on) counts.set(property, (counts.get(property) ?? 0) + 1);
-        return value.apply(target, args);
-      };
-    },
-  });
-}
-
-/**
- * The real node executor, one per node attempt, stopped as soon as its node ends (its agent and handoff
- * server exit in the background; `stopSessions` and `close` wait for them). The executor keeps every
- * session open until the run ends (for `reuse_session_of`), which for 200 nodes is 200 agent processes and
- * 200 handoff MCP servers at once, about 20 GiB here; this pipeline continues no session, so a node's
- * session can end with it, as the bare client's does.
- */
-function sessionPerNode(makeExecutor) {
-  const stopping = new Set();
-  const stopAll = async () => {
-    while (stopping.size > 0) await Promise.all([...stopping]);
-  };
-  return {
-    async runNode(request, signal) {
-      if (request.reuseSession !== null) {
-        throw new Error(`node ${request.node.id} continues a session; the bench pipeline continues none`);
-      }
-      const executor = makeExecutor();
-      try {
-        return await executor.runNode(request, signal);
-      } finally {
-        const closing = executor.close().finally(() => stopping.delete(closing));
-        stopping.add(closing);
-      }
-    },
-    stopSessions: stopAll,
-    close: stopAll,
-  };
 }
 
 async function main() {
@@ -269,7 +206,9 @@ async function main() {
 
   let definitionId;
   try {
-    const draft = await sqlite.createDefinition(definition());
+    const draft = await sqlite.createDefinition(
+      layeredPipeline({ layers: job.layers, width: job.width, profile: PROFILE }),
+    );
     await sqlite.publishDefinition(draft.id);
     definitionId = draft.id;
     const budgetMs = job.warmup.budget_ms;
