@@ -561,6 +561,7 @@ function pipelineRecords({ rounds = 5 } = {}) {
     store_calls: calls[i],
     calls: { takeCommands: 2000, updateRun: 1500, listEvents: 500 },
     session_start_ms: 300,
+    max_in_flight: 10,
   }));
   return [
     {
@@ -620,7 +621,7 @@ describe("pipeline row", () => {
     assert.equal(t.met, true);
     assert.match(
       t.note,
-      /^200 nodes in 20 layers of 10, 5 rounds: the run 21\.6 s \(the drive 20\.0 s, stopping the last agents 30\.0 ms\), the bare layers 20\.0 s$/,
+      /^200 nodes in 20 layers of 10, at most 10 attempts in flight, 5 rounds: the run 21\.6 s \(the drive 20\.0 s, stopping the last agents 30\.0 ms\), the bare layers 20\.0 s$/,
     );
     const store = pick(information, "pipeline row: store operations per second");
     close(store.ratio, 105, store.name);
@@ -656,9 +657,11 @@ describe("pipeline row", () => {
     assert.equal(missing.information.filter((i) => i.name.includes("store operations")).length, 0);
     const slow = pipelineRecords();
     for (const r of slow[0].rounds) r.subject_ms = r.floor_ms * 1.2;
+    slow[0].rounds[2].max_in_flight = 9;
     const missed = pick(computeTargets(slow, options).targets, "pipeline of");
     close(missed.ratio, 1.2, missed.name);
     assert.equal(missed.met, false);
+    assert.match(missed.note, /at most 9–10 attempts in flight/);
   });
 
   test("the table has a pipelines section; the run shows its ratio per round, its floor does not", () => {
@@ -739,17 +742,24 @@ describe("pipeline row", () => {
       of: "a",
       executor: 0,
     });
-    assert.equal((await executor.runNode(request("b"), signal)).executor, 1);
+    assert.equal(executor.maxInFlight(), 1);
+    const [b, d] = await Promise.all([
+      executor.runNode(request("b"), signal),
+      executor.runNode(request("d"), signal),
+    ]);
+    assert.deepEqual([b.executor, d.executor], [1, 2]);
+    assert.equal(executor.maxInFlight(), 2);
     await assert.rejects(executor.runNode(request("bad"), signal), /kaput/);
     await assert.rejects(executor.runNode(request("c", "s-1"), signal), /continues session s-1/);
-    assert.equal(made.length, 3); // the refused attempt made none
+    assert.equal(made.length, 4); // the refused attempt made none
     let stopped = false;
     const stopping = executor.stopSessions("run-1").then(() => {
       stopped = true;
     });
     await new Promise((resolve) => setImmediate(resolve));
     assert.equal(made[0].closed, true);
-    assert.equal(made[2].closed, true); // closed although its node failed
+    assert.equal(made[2].closed, true);
+    assert.equal(made[3].closed, true); // closed although its node failed
     assert.equal(stopped, false); // waits for b's close
     releaseClose();
     await stopping;

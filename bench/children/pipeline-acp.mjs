@@ -189,7 +189,14 @@ async function main() {
     }
     const calls = Object.fromEntries([...counts].sort((a, b) => b[1] - a[1]));
     const storeCalls = Object.values(calls).reduce((sum, c) => sum + c, 0);
-    return { result, drive_ms: driveMs, stop_ms: stopMs, store_calls: storeCalls, calls };
+    return {
+      result,
+      drive_ms: driveMs,
+      stop_ms: stopMs,
+      store_calls: storeCalls,
+      calls,
+      max_in_flight: executor.maxInFlight(),
+    };
   };
   /** Untimed: the run succeeded with every node, each in one attempt. */
   const checkRun = async ({ result }) => {
@@ -240,6 +247,7 @@ async function main() {
         stop_ms: subject_detail.stop_ms,
         store_calls: subject_detail.store_calls,
         calls: subject_detail.calls,
+        max_in_flight: subject_detail.max_in_flight,
         session_start_ms: starts[i],
       })),
       node_max_rss_kib: process.resourceUsage().maxRSS,

@@ -47,9 +47,12 @@ export function countingStore(store, counts, counting) {
  * `reuse_session_of`: for 200 nodes that is 200 agent processes and 200 handoff MCP servers at once
  * (about 110 MiB each here, over 20 GiB); the bench pipeline continues no session, so a node's session can
  * end with it, as the bare client's does. An attempt that would continue a session is refused.
+ * `maxInFlight()` is the most attempts it had running at once.
  */
 export function sessionPerNode(makeExecutor) {
   const closing = new Set();
+  let inFlight = 0;
+  let most = 0;
   const settle = async () => {
     while (closing.size > 0) await Promise.all([...closing]);
   };
@@ -61,9 +64,12 @@ export function sessionPerNode(makeExecutor) {
         );
       }
       const executor = makeExecutor();
+      inFlight += 1;
+      most = Math.max(most, inFlight);
       try {
         return await executor.runNode(request, signal);
       } finally {
+        inFlight -= 1;
         const closed = executor
           .close()
           .catch(() => undefined)
@@ -73,5 +79,6 @@ export function sessionPerNode(makeExecutor) {
     },
     stopSessions: settle,
     close: settle,
+    maxInFlight: () => most,
   };
 }

@@ -8,6 +8,14 @@ import { MIN_ROUNDS, median, medianRoundRatio, ratio, target } from "./stats.mjs
 
 const medianOf = (values) => (values.length > 0 ? median(values) : null);
 
+/** The fewest and the most attempts in flight at once over the rounds ("10", "9–10"), or "–". */
+function inFlight(r) {
+  const counts = r.rounds.map((x) => x.max_in_flight).filter(Number.isFinite);
+  if (counts.length === 0) return "–";
+  const [low, high] = [Math.min(...counts), Math.max(...counts)];
+  return low === high ? String(high) : `${low}–${high}`;
+}
+
 /**
  * The store's figures of each round: calls during the drive per second of the drive, and per node.
  * Rounds without their store calls or drive time are left out.
@@ -35,7 +43,7 @@ export function pipelineTargets({ ok, why, add, inform }) {
       ? why(PIPELINE_ID)
       : n < MIN_ROUNDS
         ? `${PIPELINE_ID} has ${n} rounds; its ratio needs at least ${MIN_ROUNDS}`
-        : `${count(r.nodes)} nodes in ${r.layers} layers of ${r.width}, ${n} rounds: the run ${duration(r.median_ms)} (the drive ${duration(medianOf(r.rounds.map((x) => x.drive_ms)))}, stopping the last agents ${duration(medianOf(r.rounds.map((x) => x.stop_ms)))}), the bare layers ${duration(floorMs)}`;
+        : `${count(r.nodes)} nodes in ${r.layers} layers of ${r.width}, at most ${inFlight(r)} attempts in flight, ${n} rounds: the run ${duration(r.median_ms)} (the drive ${duration(medianOf(r.rounds.map((x) => x.drive_ms)))}, stopping the last agents ${duration(medianOf(r.rounds.map((x) => x.stop_ms)))}), the bare layers ${duration(floorMs)}`;
   add(
     PIPELINE_ID,
     target(
