@@ -12,6 +12,8 @@ import { acpChainSource, agentChainSource, agentFanoutSource } from "./lib/agent
 import { checkRunResult } from "./lib/check.mjs";
 import { duration, renderTable, times } from "./lib/format.mjs";
 import { ensurePeers, installCommand, PEERS_DIR, peerState } from "./lib/peers.mjs";
+import { countingStore, layeredPipeline, sessionPerNode } from "./lib/pipeline-glue.mjs";
+import { PIPELINE_FLOOR_ID, PIPELINE_ID, PIPELINE_IDEAL_ID, PIPELINE_LIMIT } from "./lib/pipeline-rows.mjs";
 import { lastJsonLine } from "./lib/procs.mjs";
 import { buildTable, targetSummary } from "./lib/report.mjs";
 import { measureRounds } from "./lib/rounds.mjs";
@@ -132,8 +134,8 @@ describe("targets", () => {
 
   test("every target of the issue is computed once, each as ratio ≤ limit", () => {
     const { targets, information } = computeTargets(syntheticRecords(), options);
-    assert.equal(targets.length, 21);
-    assert.equal(new Set(targets.map((t) => t.name)).size, 21);
+    assert.equal(targets.length, 22);
+    assert.equal(new Set(targets.map((t) => t.name)).size, 22);
     for (const t of targets)
       assert.ok(
         ["name", "ratio", "limit", "met"].every((key) => key in t),
@@ -148,6 +150,7 @@ describe("targets", () => {
         "fan-out of 1,000: engine / dask's threaded scheduler per node",
         "engine RSS after 1,000 runs / after 10",
         "ACP: interpreter start (node -e 0) / a bare client session",
+        "pipeline row: the run / the arithmetic ideal (layers × (agent delay + a bare session's start))",
       ],
     );
     for (const i of information) assert.ok(!("limit" in i) && !("met" in i), i.name);
@@ -253,10 +256,10 @@ describe("targets", () => {
       ...options,
       daskInstalled: false,
     });
-    assert.equal(targets.length, 21);
+    assert.equal(targets.length, 22);
     assert.equal(information.filter((i) => i.name.includes("dask")).length, 0);
     const empty = computeTargets([], { ...options, daskInstalled: false });
-    assert.equal(empty.targets.length, 21);
+    assert.equal(empty.targets.length, 22);
     // Every target is not met, except the reused ACP session's, which does not apply yet.
     const [na, ...others] = [...empty.targets].sort(
       (a, b) => Number(b.met === null) - Number(a.met === null),
@@ -268,7 +271,7 @@ describe("targets", () => {
     assert.ok(empty.annotations.every((a) => !/information/.test(a.text)));
     assert.equal(
       targetSummary(empty.targets),
-      "Targets met: 0 of 20 (1 not applicable). Not met (✗ in the table): 20.",
+      "Targets met: 0 of 21 (1 not applicable). Not met (✗ in the table): 21.",
     );
   });
 });
@@ -537,6 +540,230 @@ describe("agent rows", () => {
       lines.find((l) => l.includes("| bare loop")),
       /\| 3\.00 ms +\|/,
     ); // per request
+  });
+});
+
+/** The pipeline row's records, with per-round figures chosen so that its target and information are known. */
+function pipelineRecords({ rounds = 5 } = {}) {
+  // Ratios 1.05, 1.2, 1.0, 1.08, 1.15: median 1.08 (met at 1.1).
+  const pairs = [
+    [21_000, 20_000],
+    [24_000, 20_000],
+    [20_000, 20_000],
+    [21_600, 20_000],
+    [23_000, 20_000],
+  ].slice(0, rounds);
+  // Store calls over a 20 s drive: 100, 110, 90, 120, 105 calls per second, 10.5 per node (the median).
+  const calls = [2000, 2200, 1800, 2400, 2100];
+  const roundsList = roundsOf(pairs, (i) => ({
+    drive_ms: 20_000,
+    stop_ms: 30,
+    store_calls: calls[i],
+    calls: { takeCommands: 2000, updateRun: 1500, listEvents: 500 },
+    session_start_ms: 300,
+    max_in_flight: 10,
+  }));
+  return [
+    {
+      id: PIPELINE_ID,
+      group: "pipelines",
+      label: "pipeline",
+      status: "ok",
+      nodes: 200,
+      layers: 20,
+      width: 10,
+      rounds: roundsList,
+      ...summarize(roundsList.map((r) => r.subject_ms)),
+    },
+    {
+      id: PIPELINE_FLOOR_ID,
+      group: "pipelines",
+      label: "bare layers",
+      status: "ok",
+      nodes: 200,
+      floor_of: PIPELINE_ID,
+      ...summarize(roundsList.map((r) => r.floor_ms)),
+    },
+    // 20 × (50 + 300) ms = 7 s a round: the run is 3×, 3.43×, 2.86×, 3.09×, 3.29× it (median 3.09×).
+    {
+      id: PIPELINE_IDEAL_ID,
+      group: "pipelines",
+      label: "ideal",
+      status: "ok",
+      nodes: 200,
+      ...summarize(roundsList.map(() => 7000)),
+    },
+  ];
+}
+
+describe("pipeline row", () => {
+  const options = {
+    apiSizes: [100, 1000, 10000],
+    valueBytes: 16 * 2 ** 20,
+    daskInstalled: false,
+    soakRuns: 1000,
+    soakMark: 10,
+  };
+  const pick = (list, part) => {
+    const found = list.filter((t) => t.name.startsWith(part));
+    assert.equal(found.length, 1, part);
+    return found[0];
+  };
+  const close = (actual, expected, what) =>
+    assert.ok(Math.abs(actual - expected) < 1e-9, `${what}: ${actual} ≠ ${expected}`);
+
+  test("the target is the median of per-round ratios against the bare layers; store calls and the ideal beside it", () => {
+    const { targets, information, annotations } = computeTargets(pipelineRecords(), options);
+    const t = pick(targets, "pipeline of 200 ACP nodes in layers of 10");
+    close(t.ratio, 1.08, t.name);
+    assert.equal(t.limit, PIPELINE_LIMIT);
+    assert.equal(t.limit, 1.1);
+    assert.equal(t.met, true);
+    assert.match(
+      t.note,
+      /^200 nodes in 20 layers of 10, at most 10 attempts in flight, 5 rounds: the run 21\.6 s \(the drive 20\.0 s, stopping the last agents 30\.0 ms\), the bare layers 20\.0 s$/,
+    );
+    const store = pick(information, "pipeline row: store operations per second");
+    close(store.ratio, 105, store.name);
+    assert.match(
+      store.note,
+      /10\.5 calls per node; the last round's most called: takeCommands 2,000, updateRun 1,500/,
+    );
+    const ideal = pick(information, "pipeline row: the run / the arithmetic ideal");
+    close(ideal.ratio, 21_600 / 7000, ideal.name);
+    assert.ok(
+      annotations.some(
+        (a) => a.id === PIPELINE_ID && /^1\.08× the bare layers .*\(limit 1\.1\) ✓ met$/.test(a.text),
+      ),
+    );
+    assert.ok(
+      annotations.some(
+        (a) =>
+          a.id === PIPELINE_ID &&
+          a.text === "store: 105 operations/s during the run, 10.5 per node (information)",
+      ),
+    );
+    assert.ok(annotations.some((a) => a.id === PIPELINE_IDEAL_ID && /3\.09× this/.test(a.text)));
+  });
+
+  test("too few rounds give no ratio; a row not measured says why; a slow run is not met", () => {
+    const few = pick(computeTargets(pipelineRecords({ rounds: 4 }), options).targets, "pipeline of");
+    assert.deepEqual([few.ratio, few.met], [null, false]);
+    assert.match(few.note, /has 4 rounds; its ratio needs at least 5/);
+    const missing = computeTargets([], options);
+    const none = pick(missing.targets, "pipeline of");
+    assert.deepEqual([none.ratio, none.met], [null, false]);
+    assert.match(none.note, /not measured: pipelines\/acp-layers missing/);
+    assert.equal(missing.information.filter((i) => i.name.includes("store operations")).length, 0);
+    const slow = pipelineRecords();
+    for (const r of slow[0].rounds) r.subject_ms = r.floor_ms * 1.2;
+    slow[0].rounds[2].max_in_flight = 9;
+    const missed = pick(computeTargets(slow, options).targets, "pipeline of");
+    close(missed.ratio, 1.2, missed.name);
+    assert.equal(missed.met, false);
+    assert.match(missed.note, /at most 9–10 attempts in flight/);
+  });
+
+  test("the table has a pipelines section; the run shows its ratio per round, its floor does not", () => {
+    const records = pipelineRecords().map((r) => ({ ...r, label: r.id }));
+    const lines = buildTable(records, { annotations: [] }).split("\n");
+    assert.match(lines.find((l) => l.startsWith("| **JSON pipelines")) ?? "", /bare ACP clients/);
+    assert.match(lines.find((l) => l.startsWith(`| ${PIPELINE_ID} `)) ?? "", /1\.08× bare, per round/);
+    assert.doesNotMatch(lines.find((l) => l.startsWith(`| ${PIPELINE_FLOOR_ID} `)) ?? "", /per round/);
+  });
+
+  test("the layered pipeline is 20 layers of 10, each node after all of the layer before, and runs in a real store", async () => {
+    const { openSqlitePipelineStore, PipelineDefinitionSchema } = await import("@icode/pipelines");
+    const definition = layeredPipeline({ layers: 20, width: 10, profile: "P" });
+    const parsed = PipelineDefinitionSchema.parse(definition);
+    assert.equal(parsed.nodes.length, 200);
+    assert.deepEqual(parsed.nodes[0].depends_on, []);
+    assert.deepEqual(parsed.nodes[9].depends_on, []);
+    assert.deepEqual(
+      parsed.nodes[10].depends_on,
+      Array.from({ length: 10 }, (_, k) => `l0n${k}`),
+    );
+    assert.deepEqual(
+      parsed.nodes[199].depends_on,
+      Array.from({ length: 10 }, (_, k) => `l18n${k}`),
+    );
+    assert.ok(parsed.nodes.every((n) => n.profile_id === "P" && n.reuse_session_of === null));
+
+    const dir = mkdtempSync(join(tmpdir(), "bench-pipeline-"));
+    const sqlite = openSqlitePipelineStore({ chrysHome: dir });
+    try {
+      const counts = new Map();
+      const counting = { on: false };
+      const store = countingStore(sqlite, counts, counting);
+      const draft = await store.createDefinition(definition);
+      await store.publishDefinition(draft.id);
+      assert.equal(counts.size, 0); // not counting yet
+      counting.on = true;
+      const run = await store.createRun({ definition_id: draft.id, task_input: "t" });
+      const nodes = await store.getRunNodes(run.run_id);
+      await store.getRunNodes(run.run_id);
+      counting.on = false;
+      await store.getRun(run.run_id);
+      assert.equal(nodes.length, 200);
+      assert.ok(nodes.every((n) => n.state === "pending" || n.state === "ready"));
+      assert.deepEqual(Object.fromEntries(counts), { createRun: 1, getRunNodes: 2 });
+    } finally {
+      await sqlite.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test("sessionPerNode runs each node on a new executor and closes it once the node ends", async () => {
+    const made = [];
+    let releaseClose;
+    const slowClose = new Promise((resolve) => {
+      releaseClose = resolve;
+    });
+    const make = () => {
+      const e = {
+        closed: false,
+        runNode: async (request) => {
+          if (request.node.id === "bad") throw new Error("kaput");
+          return { status: "succeeded", of: request.node.id, executor: made.indexOf(e) };
+        },
+        close: async () => {
+          if (made.indexOf(e) === 1) await slowClose;
+          e.closed = true;
+        },
+      };
+      made.push(e);
+      return e;
+    };
+    const executor = sessionPerNode(make);
+    const request = (id, reuseSession = null) => ({ node: { id }, reuseSession });
+    const signal = new AbortController().signal;
+    assert.deepEqual(await executor.runNode(request("a"), signal), {
+      status: "succeeded",
+      of: "a",
+      executor: 0,
+    });
+    assert.equal(executor.maxInFlight(), 1);
+    const [b, d] = await Promise.all([
+      executor.runNode(request("b"), signal),
+      executor.runNode(request("d"), signal),
+    ]);
+    assert.deepEqual([b.executor, d.executor], [1, 2]);
+    assert.equal(executor.maxInFlight(), 2);
+    await assert.rejects(executor.runNode(request("bad"), signal), /kaput/);
+    await assert.rejects(executor.runNode(request("c", "s-1"), signal), /continues session s-1/);
+    assert.equal(made.length, 4); // the refused attempt made none
+    let stopped = false;
+    const stopping = executor.stopSessions("run-1").then(() => {
+      stopped = true;
+    });
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(made[0].closed, true);
+    assert.equal(made[2].closed, true);
+    assert.equal(made[3].closed, true); // closed although its node failed
+    assert.equal(stopped, false); // waits for b's close
+    releaseClose();
+    await stopping;
+    assert.equal(made[1].closed, true);
   });
 });
 

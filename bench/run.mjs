@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { agentSuite } from "./lib/agent-suite.mjs";
 import { ensurePeers, PEERS_DIR } from "./lib/peers.mjs";
+import { pipelineSuite } from "./lib/pipeline-suite.mjs";
 import { findDaskPython, resolvePython, useScratch } from "./lib/procs.mjs";
 import { readProfile, topFunctions } from "./lib/profile.mjs";
 import { buildTable, targetSummary } from "./lib/report.mjs";
@@ -84,6 +85,9 @@ const PLANS = {
     agentWarmupRuns: 3,
     agentAcpNodes: 20,
     agentWarmTurns: 20,
+    pipelineLayers: 20,
+    pipelineRounds: 5,
+    pipelineWarmupRuns: 1,
   },
   quick: {
     floorReps: 3,
@@ -124,10 +128,13 @@ const PLANS = {
     agentWarmupRuns: 1,
     agentAcpNodes: 2,
     agentWarmTurns: 5,
+    pipelineLayers: 5,
+    pipelineRounds: 5,
+    pipelineWarmupRuns: 1,
   },
 };
 
-const SUITES = ["floors", "commands", "api", "cli", "peers", "dask", "agents"];
+const SUITES = ["floors", "commands", "api", "cli", "peers", "dask", "agents", "pipelines"];
 
 const USAGE = `Usage: pnpm bench [--quick] [--only ${SUITES.join(",")}] [--out FILE] [--keep] [--profile]
        node bench/run.mjs --from FILE [--out FILE]
@@ -217,6 +224,8 @@ function main() {
         join(BENCH_DIR, "node_modules", "@ai-sdk", "openai-compatible", "package.json"),
       ),
       ai_anthropic: packageVersion(join(BENCH_DIR, "node_modules", "@ai-sdk", "anthropic", "package.json")),
+      pipelines: packageVersion(join(REPO_ROOT, "packages", "pipelines", "package.json")),
+      agents: packageVersion(join(REPO_ROOT, "packages", "agents", "package.json")),
       acp_sdk: packageVersion(join(BENCH_DIR, "node_modules", "@agentclientprotocol", "sdk", "package.json")),
       git: gitRevision(),
     };
@@ -306,6 +315,7 @@ function main() {
     if (only.includes("dask")) compared.push(daskTasks(ctx));
     records.push(...runTasks(interleave(compared)));
     if (only.includes("agents")) records.push(...agentSuite(ctx));
+    if (only.includes("pipelines")) records.push(...pipelineSuite(ctx));
     if (only.includes("cli")) records.push(...engineCli(ctx));
 
     const durationS = (performance.now() - t0) / 1000;
@@ -358,6 +368,7 @@ function render(results) {
       mastra: `Mastra workflows, @mastra/core ${versions.mastra} (in-process)`,
       dask: `dask ${versions.dask ?? "(not installed)"} threaded scheduler (in-process Python)`,
       agents: `Agent nodes through createEngine().run() (${versions.engine}), each next to a bare SDK client doing the same work, in rounds in one process; "× floor" is the median of the per-round ratios`,
+      pipelines: `JSON pipelines through drivePipelineRun (@icode/pipelines ${versions.pipelines}) with the real ACP node executor, next to bare ACP SDK clients doing the same work, in rounds in one process; "× floor" is the median of the per-round ratios`,
     },
   });
   const heading =
@@ -394,7 +405,11 @@ function profileSummary(records, dir) {
   const files = new Map();
   for (const r of records) {
     const name =
-      r.group === "engine-api" ? r.id.replaceAll("/", "-") : r.group === "agents" ? r.cpu_profile : undefined;
+      r.group === "engine-api"
+        ? r.id.replaceAll("/", "-")
+        : r.group === "agents" || r.group === "pipelines"
+          ? r.cpu_profile
+          : undefined;
     if (name === undefined) continue;
     const path = join(dir, `${name}.cpuprofile`);
     if (!existsSync(path)) continue;
@@ -406,7 +421,7 @@ function profileSummary(records, dir) {
     for (const r of members) r.profile = { file: path, top };
     const [r] = members;
     const what =
-      r.group === "agents"
+      r.group === "agents" || r.group === "pipelines"
         ? `${members.map((m) => m.label).join("; ")} (one Node process: the engine and the bare clients, self time)`
         : `${r.label} (Node process, self time)`;
     text += `\nProfile of ${what}:\n`;

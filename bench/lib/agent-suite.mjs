@@ -30,7 +30,7 @@ const KEY = "sk-bench-not-a-real-key";
  * Runs one agent child on `job` for the row `id` (its folders made under the run's temporary folder, its
  * CPU profile named after `id` with `--profile`) and returns `{ report, peak }` or `{ problem }`.
  */
-function runAgentChild(ctx, script, id, job, timeoutS) {
+export function runAgentChild(ctx, script, id, job, timeoutS) {
   const name = profileName(id);
   const dir = join(ctx.tmp, name);
   mkdirSync(dir, { recursive: true });
@@ -55,7 +55,7 @@ function runAgentChild(ctx, script, id, job, timeoutS) {
 }
 
 /** The file name (without `.cpuprofile`) of the CPU profile of the child measuring `id`, and its folder's. */
-const profileName = (id) => id.replaceAll("/", "-");
+export const profileName = (id) => id.replaceAll("/", "-");
 
 /** Why one row of a child's report has no figures, or null. */
 function rowProblem(row) {

@@ -11,6 +11,7 @@ const SECTIONS = [
   ["mastra", "Mastra workflows (in-process)"],
   ["dask", "dask threaded scheduler (in-process Python)"],
   ["agents", "Agent nodes, each next to a bare SDK client doing the same work (in rounds, one process)"],
+  ["pipelines", "JSON pipelines, next to bare ACP clients doing the same work (in rounds, one process)"],
 ];
 
 const HEADERS = [
@@ -32,7 +33,7 @@ const HEADERS = [
  */
 function againstFloor(r, floors) {
   if (r.status !== "ok") return "";
-  if (r.group === "agents") {
+  if (r.group === "agents" || r.group === "pipelines") {
     const value = Array.isArray(r.rounds) ? medianRoundRatio(r.rounds) : null;
     return value === null ? "" : `${times(value)} bare, per round`;
   }

@@ -6,6 +6,7 @@
 // Pure: records in, targets out.
 import { agentTargets } from "./agent-targets.mjs";
 import { count, duration, mib, times } from "./format.mjs";
+import { pipelineTargets } from "./pipeline-targets.mjs";
 import { ratio, slope, target } from "./stats.mjs";
 
 /**
@@ -245,5 +246,7 @@ export function computeTargets(records, { apiSizes, valueBytes, daskInstalled, s
   }
   // The agent rows (issue 18): agent nodes against bare SDK clients, in rounds.
   agentTargets({ ok, why, add, inform });
+  // The pipeline row (issue 19): a layered pipeline of ACP nodes against bare clients, in rounds.
+  pipelineTargets({ ok, why, add, inform });
   return { targets, information, annotations };
 }
