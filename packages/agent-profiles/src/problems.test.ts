@@ -6,7 +6,9 @@ import { CONFIG_PROBLEM_CODES, ConfigProblemSchema, describeValue } from "./prob
 describe("problem codes", () => {
   it("every code has a heading in docs/errors.md under Agent profiles and models", async () => {
     const doc = await readFile(new URL("../../../docs/errors.md", import.meta.url), "utf8");
-    const section = doc.slice(doc.indexOf("\n# Agent profiles and models\n"));
+    const start = doc.indexOf("\n# Agent profiles and models\n");
+    const next = doc.indexOf("\n# ", start + 1);
+    const section = doc.slice(start, next === -1 ? undefined : next);
     expect(section.length).toBeGreaterThan(100);
     const headings = [...section.matchAll(/^## `([a-z_]+)`$/gmu)].map((m) => m[1]);
     expect(headings.sort()).toEqual(

@@ -61,7 +61,11 @@ describe("parseCommandLine: option values", () => {
     expect(usage("trajectory", "export", "--session", "s", "--format", "xml", "--out", "f").message).toBe(
       "--format must be json or perfetto, got 'xml'",
     );
-    expect(usage("trajectory", "export", "--format", "json", "--out", "f").message).toBe("missing --session");
+    expect(usage("trajectory", "export", "--session", "s", "--out", "f").message).toBe("missing --format");
+    // Neither --session nor --run is refused by the command itself (test/pipeline.int.test.ts).
+    expect(
+      usage("trajectory", "export", "--session", "s", "--run", "r", "--format", "json", "--out", "f").message,
+    ).toBe("--session and --run cannot be used together");
     expect(usage("workflow", "run").message).toBe("missing <workflow-id>");
     expect(usage("workflow", "run", "a", "b").message).toBe(
       "unexpected argument 'b' (it takes one <workflow-id>)",
