@@ -259,6 +259,21 @@ describe("a pipeline node on an ACP agent (the scripted double)", () => {
     expect(gone.error.code).toBe("pipeline_node_session_unavailable");
   });
 
+  it("ends the session with the attempt when no node continues it (keepSession: false): its agent exits, no session_ref", async () => {
+    const s = await setup({ turns: [{ steps: [{ submitHandoff: { summary: "done" } }] }] });
+    const { request } = nodeRequest(s, { id: "leaf" }, { keepSession: false });
+    const outcome = expectStatus(
+      await s.executor.runNode(request, new AbortController().signal),
+      "succeeded",
+    );
+    expect(outcome.session_ref).toBeNull();
+    const pids = agentPids(s.entries());
+    expect(pids).toHaveLength(1);
+    const until = Date.now() + 5000;
+    while (alive(pids[0]!) && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+    expect(alive(pids[0]!)).toBe(false);
+  });
+
   it("never rejects: an onEvent that throws does not change the outcome, nor does an aborted signal at the start", async () => {
     const s = await setup({ turns: [{ steps: [{ message: "hi" }, { submitHandoff: { summary: "ok" } }] }] });
     const { request } = nodeRequest(

@@ -325,6 +325,13 @@ export function createPipelineNodeExecutor(options: PipelineNodeExecutorOptions)
       }
       finishTranscript(outcome.status);
       session.busy = false;
+      if (!request.keepSession) {
+        // No node of the run continues this session: end it now rather than at the run's end (each one is
+        // an agent process, and a run may have 200 nodes).
+        sessions.delete(session.ref);
+        await session.close().catch(() => undefined);
+        return { ...outcome, session_ref: null, corrections, transcript, usage };
+      }
       return { ...outcome, corrections, transcript, usage };
     } catch (error) {
       const canceled = signal.aborted;

@@ -53,6 +53,7 @@ export function nodeRequest(
     prompt: `Task of ${node.id}.`,
     outputSchema: DEFAULT_OUTPUT_SCHEMA,
     reuseSession: null,
+    keepSession: true,
     runDir: where.runDir,
     launchCwd: where.launch,
     launchPermissionMode: "yolo",

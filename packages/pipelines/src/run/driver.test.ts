@@ -61,6 +61,8 @@ describe("drivePipelineRun: a run from start to end", () => {
     );
     expect(executor.callsOf("c")[0]!.reuseSession).toBe("session-a-1");
     expect(executor.callsOf("a")[0]!.reuseSession).toBeNull();
+    // a's session is continued by c, so the executor keeps it; nothing continues b's or c's.
+    expect(["a", "b", "c"].map((id) => executor.callsOf(id)[0]!.keepSession)).toEqual([true, false, false]);
 
     const events = await f().store.listEvents(f().runId);
     expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));

@@ -575,6 +575,26 @@ class RunDriver {
     return renderPrompt(def.prompt_template, { task: this.snapshot.run.task_input, node: def, upstream });
   }
 
+  /**
+   * Whether a node that has not succeeded continues the session `def` runs in: the session is `def`'s own, or
+   * the one it continues (the chain of `reuse_session_of`), and another node names one of those.
+   */
+  private sessionContinued(def: PipelineNode): boolean {
+    const byId = new Map(this.snapshot.run.definition.nodes.map((n) => [n.id, n]));
+    const chain = new Set<string>();
+    for (let at: PipelineNode | undefined = def; at !== undefined && !chain.has(at.id); ) {
+      chain.add(at.id);
+      at = at.reuse_session_of === null ? undefined : byId.get(at.reuse_session_of);
+    }
+    return this.snapshot.run.definition.nodes.some(
+      (other) =>
+        other.id !== def.id &&
+        other.reuse_session_of !== null &&
+        chain.has(other.reuse_session_of) &&
+        this.node(other.id).state !== "succeeded",
+    );
+  }
+
   private async launch(def: PipelineNode, attempt: number, prompt: string): Promise<void> {
     this.records.writePrompt(def.id, attempt, prompt);
     const controller = new AbortController();
@@ -594,6 +614,7 @@ class RunDriver {
             prompt,
             outputSchema: handoffSchemaOf(def),
             reuseSession,
+            keepSession: this.sessionContinued(def),
             runDir: this.options.runDir,
             launchCwd: this.options.launchCwd,
             launchPermissionMode: this.options.launchPermissionMode ?? "bounded",

@@ -28,6 +28,12 @@ export interface NodeRunRequest {
   readonly outputSchema: OutputSchema;
   /** The `session_ref` recorded for the node named by `reuse_session_of`; null for a new session. */
   readonly reuseSession: string | null;
+  /**
+   * Whether a node of the run that has not succeeded yet continues this attempt's session (its
+   * `reuse_session_of` names this node, or a node whose session this one continues). When false the
+   * executor ends the session once the attempt ends, so a run of many nodes does not keep every agent alive.
+   */
+  readonly keepSession: boolean;
   /** The run's folder on disk; the attempt writes under `nodes/<node id>/` (transcripts, worktree). */
   readonly runDir: string;
   /** Where the run was started: a node's relative `cwd` resolves against it. */

@@ -38,8 +38,16 @@ export class RunRecords {
   private lastSeq = 0;
   private chain: Promise<void> = Promise.resolve();
   private failure: unknown = undefined;
+  /** Folders made so far: each is made once, not before every write (the pipeline bench's profile). */
+  private readonly made = new Set<string>();
 
   constructor(readonly runDir: string) {}
+
+  private async folder(dir: string): Promise<void> {
+    if (this.made.has(dir)) return;
+    await mkdir(dir, { recursive: true });
+    this.made.add(dir);
+  }
 
   /** Brings `events.jsonl` up to the store's events. */
   async sync(store: PipelineStore, runId: string): Promise<void> {
@@ -52,7 +60,7 @@ export class RunRecords {
   }
 
   private async catchUp(store: PipelineStore, runId: string): Promise<void> {
-    await mkdir(this.runDir, { recursive: true });
+    await this.folder(this.runDir);
     const file = join(this.runDir, EVENTS_FILE);
     let text = "";
     try {
@@ -80,7 +88,7 @@ export class RunRecords {
     this.enqueue(`append to ${EVENTS_FILE}`, async () => {
       const fresh = events.filter((e) => e.seq > this.lastSeq);
       if (fresh.length === 0) return;
-      await mkdir(this.runDir, { recursive: true });
+      await this.folder(this.runDir);
       await appendFile(join(this.runDir, EVENTS_FILE), fresh.map((e) => `${JSON.stringify(e)}\n`).join(""));
       this.lastSeq = fresh[fresh.length - 1]!.seq;
     });
@@ -89,7 +97,7 @@ export class RunRecords {
   writePrompt(nodeId: string, attempt: number, prompt: string): void {
     this.enqueue(`write ${join(attemptDir(nodeId, attempt), "prompt.md")}`, async () => {
       const dir = join(this.runDir, attemptDir(nodeId, attempt));
-      await mkdir(dir, { recursive: true });
+      await this.folder(dir);
       await writeAtomic(join(dir, "prompt.md"), prompt);
     });
   }
@@ -98,7 +106,7 @@ export class RunRecords {
   writeOutcome(end: AttemptEnd): void {
     this.enqueue(`write the outcome of ${attemptDir(end.node_id, end.attempt)}`, async () => {
       const dir = join(this.runDir, attemptDir(end.node_id, end.attempt));
-      await mkdir(dir, { recursive: true });
+      await this.folder(dir);
       if (end.handoff !== null)
         await writeAtomic(join(dir, "handoff.json"), `${JSON.stringify(end.handoff, null, 2)}\n`);
       if (end.status !== "succeeded") {
