@@ -29,7 +29,7 @@ describe("a driver killed with SIGKILL", () => {
     });
     fx = await runFixture({ name: "Twenty", nodes });
     const callsFile = join(fx.runDir, "..", "child-calls.jsonl");
-    const ttl = 400;
+    const ttl = 1500; // renewed every 500 ms: a loaded machine still keeps it until the kill
     const child = execa(process.execPath, [
       SCRIPT,
       fx.chrysHome,

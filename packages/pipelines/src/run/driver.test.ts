@@ -948,7 +948,8 @@ describe("crash resume and leases", () => {
     fx = await runFixture({ name: "Layers", nodes });
     const first = f().openStore();
     const executor1 = new ScriptedExecutor({}, { delayMs: 20 });
-    const driving = f().drive(executor1, { store: first, leaseTtlMs: 300, owner: "driver-1" });
+    // A lease long enough that a loaded machine still meets it live after the kill, then waits it out.
+    const driving = f().drive(executor1, { store: first, leaseTtlMs: 3000, owner: "driver-1" });
     await executor1.started("n9");
     // The "kill": the driver's store goes away under it; it can write nothing more, and releases nothing.
     await first.close();
@@ -964,7 +965,8 @@ describe("crash resume and leases", () => {
 
     const executor2 = new ScriptedExecutor({}, { delayMs: 5 });
     expect((await f().drive(executor2, { owner: "driver-2" })).stop).toBe("lease_held");
-    await sleep(350);
+    const held = await f().store.getLease(f().runId);
+    await sleep(Math.max(0, Date.parse(held!.expires_at) - Date.now()) + 50);
     const result = await f().drive(executor2, { owner: "driver-2" });
     expect(result.run.state).toBe("succeeded");
     for (const id of finished) expect(executor2.callsOf(id), id).toHaveLength(0);
