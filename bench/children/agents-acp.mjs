@@ -13,8 +13,8 @@
 import { spawn } from "node:child_process";
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { Readable, Writable } from "node:stream";
 import { acpChainSource, acpProfileYaml, writeAgentProject } from "../lib/agent-workflows.mjs";
+import { bareAcpSession, exitOf } from "../lib/bare-acp.mjs";
 import { checkRunResult } from "../lib/check.mjs";
 import { measureRounds } from "../lib/rounds.mjs";
 import { median } from "../lib/stats.mjs";
@@ -42,14 +42,6 @@ function agentEnvironment(env) {
   return out;
 }
 
-/** Resolves once a process exits, with its code. */
-function exitOf(child) {
-  return new Promise((resolve, reject) => {
-    child.once("error", reject);
-    child.once("exit", (code, signal) => resolve(signal ?? code));
-  });
-}
-
 /** Time to start and end `node -e 0`, the interpreter the agent double runs on. */
 async function nodeStart() {
   const t0 = performance.now();
@@ -58,54 +50,15 @@ async function nodeStart() {
   return performance.now() - t0;
 }
 
-/** A bare client session: spawn, `initialize`, `session/new`, then `prompts` (its texts) and stop. */
-async function bareSession(acp, agentCommand, texts, { timeTurns = false } = {}) {
-  const child = spawn(agentCommand.command, agentCommand.args, {
+/** A bare client session: spawn, `initialize`, `session/new`, then `texts` as prompts, and stop. */
+function bareSession(acp, agentCommand, texts, { timeTurns = false } = {}) {
+  return bareAcpSession(acp, agentCommand, {
     cwd: job.cwd,
     env: agentEnvironment(process.env),
-    stdio: ["pipe", "pipe", "pipe"],
+    texts,
+    expected: ANSWER,
+    timeTurns,
   });
-  const exited = exitOf(child);
-  child.stderr.resume();
-  let answer = "";
-  const app = acp.client({ name: "bench" }).onNotification("session/update", ({ params }) => {
-    const update = params.update;
-    if (update.sessionUpdate === "agent_message_chunk" && update.content.type === "text") {
-      answer += update.content.text;
-    }
-  });
-  const connection = app.connect(acp.ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout)));
-  const answers = [];
-  const turns = [];
-  try {
-    await connection.agent.request("initialize", {
-      protocolVersion: acp.PROTOCOL_VERSION,
-      clientCapabilities: { fs: { readTextFile: true, writeTextFile: true }, terminal: false },
-      clientInfo: { name: "bench", version: "0" },
-    });
-    const { sessionId } = await connection.agent.request("session/new", { cwd: job.cwd, mcpServers: [] });
-    for (const text of texts) {
-      answer = "";
-      const t0 = performance.now();
-      const { stopReason } = await connection.agent.request("session/prompt", {
-        sessionId,
-        prompt: [{ type: "text", text: typeof text === "function" ? text() : text }],
-      });
-      // Updates sent before the answer may still be on their way through the SDK's handlers.
-      await new Promise((resolve) => setImmediate(resolve));
-      if (timeTurns) turns.push(performance.now() - t0);
-      if (stopReason !== "end_turn" || answer !== ANSWER) {
-        throw new Error(`the agent answered ${JSON.stringify(answer)} (${stopReason}), expected ${ANSWER}`);
-      }
-      answers.push(answer);
-    }
-  } finally {
-    connection.close();
-    child.stdin.end();
-  }
-  const code = await exited;
-  if (code !== 0) throw new Error(`the agent exited with ${code}`);
-  return { answers, turns };
 }
 
 /** The floor of a chain of `n` ACP nodes: `n` bare sessions, each prompting with the previous answer. */

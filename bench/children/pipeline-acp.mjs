@@ -14,10 +14,9 @@
 // counting proxy over the SQLite store (the store itself unchanged): every method call during the drive is
 // counted, by method, for the store's operations per second and per node.
 // Usage: node pipeline-acp.mjs <job.json>. Prints one JSON line: { status: "ok" | "unavailable" | "error", … }.
-import { spawn } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { Readable, Writable } from "node:stream";
+import { bareAcpSession } from "../lib/bare-acp.mjs";
 import { countingStore, layeredPipeline, sessionPerNode } from "../lib/pipeline-glue.mjs";
 import { measureRounds } from "../lib/rounds.mjs";
 import { median } from "../lib/stats.mjs";
@@ -37,59 +36,18 @@ function nodeEnvironment(home) {
   return { PATH: process.env.PATH ?? "", HOME: home };
 }
 
-/** Resolves once a process exits, with its code (or signal). */
-function exitOf(child) {
-  return new Promise((resolve, reject) => {
-    child.once("error", reject);
-    child.once("exit", (code, signal) => resolve(signal ?? code));
-  });
-}
-
 /**
  * A bare client session: spawn, `initialize`, `session/new`, one prompt, close stdin, wait for the exit.
  * Returns `{ start_ms }`: from the spawn to `session/new` answered.
  */
 async function bareSession(acp, agentCommand) {
-  const t0 = performance.now();
-  const child = spawn(agentCommand.command, agentCommand.args, {
+  const { start_ms } = await bareAcpSession(acp, agentCommand, {
     cwd: job.cwd,
     env: nodeEnvironment(job.homeDir),
-    stdio: ["pipe", "pipe", "pipe"],
+    texts: ["Do the task."],
+    expected: SUMMARY,
   });
-  const exited = exitOf(child);
-  child.stderr.resume();
-  let answer = "";
-  const app = acp.client({ name: "bench" }).onNotification("session/update", ({ params }) => {
-    const update = params.update;
-    if (update.sessionUpdate === "agent_message_chunk" && update.content.type === "text") {
-      answer += update.content.text;
-    }
-  });
-  const connection = app.connect(acp.ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout)));
-  let startMs;
-  try {
-    await connection.agent.request("initialize", {
-      protocolVersion: acp.PROTOCOL_VERSION,
-      clientCapabilities: { fs: { readTextFile: true, writeTextFile: true }, terminal: false },
-      clientInfo: { name: "bench", version: "0" },
-    });
-    const { sessionId } = await connection.agent.request("session/new", { cwd: job.cwd, mcpServers: [] });
-    startMs = performance.now() - t0;
-    const { stopReason } = await connection.agent.request("session/prompt", {
-      sessionId,
-      prompt: [{ type: "text", text: "Do the task." }],
-    });
-    await new Promise((resolve) => setImmediate(resolve));
-    if (stopReason !== "end_turn" || answer !== SUMMARY) {
-      throw new Error(`the agent answered ${JSON.stringify(answer)} (${stopReason}), expected ${SUMMARY}`);
-    }
-  } finally {
-    connection.close();
-    child.stdin.end();
-  }
-  const code = await exited;
-  if (code !== 0) throw new Error(`the agent exited with ${code}`);
-  return { start_ms: startMs };
+  return { start_ms };
 }
 
 /** The floor: `layers` layers of `width` bare sessions at once, each layer after the one before. */
